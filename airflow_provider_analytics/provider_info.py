@@ -1,0 +1,85 @@
+"""Provider metadata read by Airflow's providers manager through the ``apache_airflow_provider`` entry point.
+
+Airflow validates this dict at import time of every ``airflow`` command, so a mistake here breaks them
+all: ``tests/test_provider_info.py`` checks it against both of Airflow's schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_analytics import __version__
+
+INTEGRATION = "Analytics Platform"
+
+
+def get_provider_info() -> dict[str, Any]:
+    """Return the provider's registration metadata (package, hooks, triggers, connection type)."""
+    return {
+        "package-name": "airflow-provider-analytics",
+        "name": "Analytics Platform",
+        "description": "Hooks, operators, sensors and triggers for the Analytics Platform REST API (/v1).",
+        "state": "ready",
+        "source-date-epoch": 1795225200,
+        "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": INTEGRATION,
+                "external-doc-url": "https://github.com/airflow-provider-analytics/airflow-provider-analytics",
+                "tags": ["service"],
+            }
+        ],
+        "hooks": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": ["airflow_provider_analytics.hooks.analytics"],
+            }
+        ],
+        "connection-types": [
+            {
+                "connection-type": "analytics",
+                "hook-class-name": "airflow_provider_analytics.hooks.analytics.AnalyticsHook",
+                "hook-name": "Analytics Platform",
+                "ui-field-behaviour": {
+                    "hidden-fields": ["login", "port", "schema"],
+                    "relabeling": {"host": "Base URL", "password": "API token"},
+                    "placeholders": {
+                        "host": "https://api.analytics.example.com",
+                        "password": "Bearer token for the /v1 API",
+                    },
+                },
+                "conn-fields": {
+                    "workspace_id": {
+                        "label": "Workspace ID",
+                        "description": "Workspace to act in (sent as X-Workspace-Id); empty uses the token's default.",
+                        "schema": {"type": ["string", "null"], "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                    },
+                    "timeout": {
+                        "label": "Request timeout (seconds)",
+                        "description": "Timeout of each HTTP request. Default 30.",
+                        "schema": {"type": ["number", "null"], "minimum": 0.1, "default": 30},
+                    },
+                    "max_retries": {
+                        "label": "Max retries",
+                        "description": "Retries of a failed idempotent request (429, 5xx, network). Default 4.",
+                        "schema": {"type": ["integer", "null"], "minimum": 0, "maximum": 20, "default": 4},
+                    },
+                    "verify": {
+                        "label": "TLS verification",
+                        "description": "true, false, or the path of a CA bundle file. Default true.",
+                        "schema": {"type": ["boolean", "string", "null"], "default": True},
+                    },
+                    "ui_url": {
+                        "label": "Platform UI URL",
+                        "description": "Base URL of the platform's web UI, used for task links.",
+                        "schema": {"type": ["string", "null"], "format": "url"},
+                    },
+                    "allow_insecure_http": {
+                        "label": "Allow plain http:// to non-loopback hosts",
+                        "description": "Sends the token unencrypted. Only for trusted private networks.",
+                        "schema": {"type": ["boolean", "null"], "default": False},
+                    },
+                },
+            }
+        ],
+    }
