@@ -1,0 +1,1 @@
+"""Hooks: an Airflow connection turned into a configured Analytics Platform client."""

@@ -1,0 +1,382 @@
+"""``AnalyticsHook`` (blocking, for operators and ``@task`` code) and ``AnalyticsAsyncHook`` (for triggers).
+
+Importing this module is cheap: it pulls in httpx and the wire layer, never the sandbox or a server stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseHook
+
+from airflow_provider_analytics.hooks.connection import client_config_from_connection, ui_url_of
+from airflow_provider_analytics.hooks.destinations import DownloadResult, download_report_to
+from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
+from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.errors import (
+    AnalyticsAPIError,
+    AnalyticsConnectionError,
+    AnalyticsError,
+    AnalyticsTimeoutError,
+    AnalyticsTLSError,
+    ForbiddenError,
+    NotFoundError,
+    UnauthenticatedError,
+)
+from airflow_provider_analytics.wire.models import (
+    Chart,
+    Dashboard,
+    DataSource,
+    Execution,
+    LayoutItem,
+    Report,
+    SyncState,
+    Workflow,
+)
+from airflow_provider_analytics.wire.pagination import AsyncPager, ChartRows, SyncPager
+from airflow_provider_analytics.wire.retry import RetryPolicy
+
+DEFAULT_CONN_ID = "analytics_default"
+
+
+def _masked_config(conn: Any) -> ClientConfig:
+    config = client_config_from_connection(conn)
+    # Airflow masks connection passwords itself; registering again covers tokens from URI or env forms.
+    from airflow.sdk.log import mask_secret
+
+    mask_secret(config.token)
+    return config
+
+
+class AnalyticsHook(BaseHook):
+    """Blocking hook for the Analytics Platform /v1 API.
+
+    Every method returns plain JSON-compatible dicts and raises the
+    :mod:`~airflow_provider_analytics.wire.errors` tree. Every POST carries an ``Idempotency-Key`` (a fresh
+    one when the caller gives none), so retries of any call are safe.
+
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    conn_name_attr = "analytics_conn_id"
+    default_conn_name = DEFAULT_CONN_ID
+    conn_type = "analytics"
+    hook_name = "Analytics Platform"
+
+    def __init__(self, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.analytics_conn_id = analytics_conn_id
+
+    @cached_property
+    def connection(self) -> Any:
+        """The Airflow connection (looked up once per hook)."""
+        return self.get_connection(self.analytics_conn_id)
+
+    @cached_property
+    def client(self) -> AnalyticsClient:
+        """The configured client, built on first use."""
+        return AnalyticsClient(_masked_config(self.connection))
+
+    @property
+    def ui_url(self) -> str | None:
+        """The platform UI's base URL (the ``ui_url`` extra), for links; ``None`` when unset."""
+        return ui_url_of(self.connection)
+
+    def get_conn(self) -> AnalyticsClient:
+        """Return the configured :class:`~airflow_provider_analytics.wire.client.AnalyticsClient`."""
+        return self.client
+
+    def close(self) -> None:
+        """Close the client's connection pool, if one was opened."""
+        if "client" in self.__dict__:
+            self.client.close()
+            del self.__dict__["client"]
+
+    # Charts ---------------------------------------------------------------------------------------------
+
+    def list_charts(self) -> list[Chart]:
+        """List the workspace's charts."""
+        return self.client.call(endpoints.list_charts())
+
+    def create_chart(
+        self,
+        name: str,
+        type: str,
+        data_source_id: str,
+        query: str,
+        options: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Chart:
+        """Create a chart.
+
+        :param name: display name.
+        :param type: one of ``line bar area pie table number scatter``.
+        :param data_source_id: the data source the query runs on.
+        :param query: the chart's query.
+        :param options: drawing options.
+        :param idempotency_key: makes a repeat of this call return the first chart instead of a second one.
+        """
+        return self.client.call(endpoints.create_chart(name, type, data_source_id, query, options, idempotency_key))
+
+    def iter_chart_data(self, chart_id: str, page_size: int = 100) -> ChartRows:
+        """Iterate a chart's rows lazily across pages; ``.columns`` is set once the first page arrives.
+
+        :param chart_id: the chart's id.
+        :param page_size: rows per request (1-100).
+        """
+        return ChartRows(self.client.paginate(endpoints.chart_data(chart_id, page_size)))
+
+    # Workflows ------------------------------------------------------------------------------------------
+
+    def list_workflows(self, page_size: int = 100) -> SyncPager[Workflow]:
+        """Iterate all workflows lazily (``for workflow in hook.list_workflows()``).
+
+        :param page_size: workflows per request (1-100).
+        """
+        return self.client.paginate(endpoints.list_workflows(page_size))
+
+    def create_workflow(
+        self,
+        name: str,
+        configuration: Mapping[str, Any],
+        description: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Workflow:
+        """Create a workflow.
+
+        :param name: display name.
+        :param configuration: the workflow definition (an object).
+        :param description: optional description.
+        :param idempotency_key: makes a repeat of this call return the first workflow.
+        """
+        return self.client.call(endpoints.create_workflow(name, configuration, description, idempotency_key))
+
+    def execute_workflow(
+        self, workflow_id: str, inputs: Mapping[str, Any] | None = None, idempotency_key: str | None = None
+    ) -> Execution:
+        """Start an execution; returns it ``queued``.
+
+        :param workflow_id: the workflow's id.
+        :param inputs: the execution's inputs.
+        :param idempotency_key: the same key within 24 h returns the first execution instead of starting one.
+        """
+        return self.client.call(endpoints.execute_workflow(workflow_id, inputs, idempotency_key))
+
+    def get_execution(self, workflow_id: str, execution_id: str) -> Execution:
+        """Fetch an execution's current state.
+
+        :param workflow_id: the workflow's id.
+        :param execution_id: the execution's id.
+        """
+        return self.client.call(endpoints.get_execution(workflow_id, execution_id))
+
+    def cancel_execution(self, workflow_id: str, execution_id: str) -> Execution:
+        """Cancel a queued or running execution (409 :class:`ConflictError` when it already finished).
+
+        :param workflow_id: the workflow's id.
+        :param execution_id: the execution's id.
+        """
+        return self.client.call(endpoints.cancel_execution(workflow_id, execution_id))
+
+    # Data sources ---------------------------------------------------------------------------------------
+
+    def list_data_sources(self) -> list[DataSource]:
+        """List the workspace's data sources (secret connection fields are never returned)."""
+        return self.client.call(endpoints.list_data_sources())
+
+    def connect_data_source(
+        self, name: str, type: str, connection: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> DataSource:
+        """Connect a data source.
+
+        :param name: display name.
+        :param type: the source's type (``postgres``, ``bigquery``, ...).
+        :param connection: connection settings; secret fields are write-only.
+        :param idempotency_key: makes a repeat of this call return the first data source.
+        """
+        return self.client.call(endpoints.connect_data_source(name, type, connection, idempotency_key))
+
+    def get_sync_status(self, data_source_id: str) -> SyncState:
+        """Fetch a data source's sync status.
+
+        :param data_source_id: the data source's id.
+        """
+        return self.client.call(endpoints.get_sync_status(data_source_id))
+
+    # Dashboards -----------------------------------------------------------------------------------------
+
+    def list_dashboards(self, page_size: int = 100) -> SyncPager[Dashboard]:
+        """Iterate all dashboards lazily.
+
+        :param page_size: dashboards per request (1-100).
+        """
+        return self.client.paginate(endpoints.list_dashboards(page_size))
+
+    def create_dashboard(
+        self,
+        name: str,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
+        layout: Sequence[LayoutItem] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Dashboard:
+        """Create a dashboard (``version`` 1).
+
+        :param name: display name.
+        :param description: optional description.
+        :param tags: optional tags.
+        :param layout: chart placements; every chart must exist.
+        :param idempotency_key: makes a repeat of this call return the first dashboard.
+        """
+        return self.client.call(endpoints.create_dashboard(name, description, tags, layout, idempotency_key))
+
+    def update_dashboard(
+        self,
+        dashboard_id: str,
+        name: str,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
+        layout: Sequence[LayoutItem] | None = None,
+        if_match: int | None = None,
+    ) -> Dashboard:
+        """Replace a dashboard's name, description, tags and layout.
+
+        :param dashboard_id: the dashboard's id.
+        :param name: display name.
+        :param description: description (empty when ``None``).
+        :param tags: tags (none when ``None``).
+        :param layout: chart placements (none when ``None``).
+        :param if_match: the ``version`` you read; a newer one on the platform raises
+            :class:`PreconditionFailedError` instead of overwriting someone else's change.
+        """
+        return self.client.call(endpoints.update_dashboard(dashboard_id, name, description, tags, layout, if_match))
+
+    # Reports --------------------------------------------------------------------------------------------
+
+    def list_reports(self) -> list[Report]:
+        """List the workspace's reports."""
+        return self.client.call(endpoints.list_reports())
+
+    def generate_report(
+        self,
+        dashboard_ids: Sequence[str],
+        format: str = "pdf",
+        name: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Report:
+        """Start generating a report; returns it ``pending``.
+
+        :param dashboard_ids: the dashboards to include (at least one).
+        :param format: one of ``pdf csv xlsx html``.
+        :param name: the report's name (also the downloaded file's name).
+        :param parameters: report parameters.
+        :param idempotency_key: the same key within 24 h returns the first report instead of a new one.
+        """
+        return self.client.call(endpoints.generate_report(dashboard_ids, format, name, parameters, idempotency_key))
+
+    def get_report(self, report_id: str) -> Report:
+        """Fetch a report's current state.
+
+        :param report_id: the report's id.
+        """
+        return self.client.call(endpoints.get_report(report_id))
+
+    def download_report(self, report_id: str, destination: Any, overwrite: bool = False) -> DownloadResult:
+        """Stream a ready report to a local path or an ``ObjectStoragePath`` URI, verified before it appears.
+
+        :param report_id: the report's id.
+        :param destination: a file path or URI, or a folder (ending in ``/``: the platform's file name,
+            made safe, is used inside it).
+        :param overwrite: replace an existing file; without it an existing target fails before downloading.
+        """
+        return download_report_to(self.client, report_id, destination, overwrite=overwrite)
+
+    # Connection test ------------------------------------------------------------------------------------
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Make one cheap authenticated call and say, in words a user can act on, what is wrong if it fails."""
+        try:
+            config = _masked_config(self.connection)
+            probe = ClientConfig(**{**config.__dict__, "retry": RetryPolicy(max_retries=1)})
+            with AnalyticsClient(probe) as client:
+                client.call(endpoints.list_workflows(page_size=1).page(None))
+        except UnauthenticatedError as exc:
+            return False, f"The API token was rejected (401): check the connection's API token. {exc}"
+        except ForbiddenError as exc:
+            return False, f"The token may not use this workspace (403): check workspace_id or the token's grants. {exc}"
+        except NotFoundError as exc:
+            return False, f"No /v1 API at this base URL (404): check the host and its path prefix. {exc}"
+        except AnalyticsTLSError as exc:
+            return False, f"TLS failed: {exc}"
+        except AnalyticsTimeoutError as exc:
+            return False, f"The platform did not answer in time: {exc}"
+        except AnalyticsConnectionError as exc:
+            return False, f"Cannot reach the platform: {exc}"
+        except AnalyticsAPIError as exc:
+            return False, f"The platform answered with an error: {exc}"
+        except AnalyticsError as exc:
+            return False, f"The connection is misconfigured: {exc}"
+        where = f" (workspace {probe.workspace_id})" if probe.workspace_id else ""
+        return True, f"Connected to the Analytics Platform at {probe.base_url}{where}"
+
+
+class AnalyticsAsyncHook(BaseHook):
+    """Asyncio hook for triggers: one client for the hook's whole life, connection looked up asynchronously.
+
+    Use it as ``async with AnalyticsAsyncHook(conn_id) as hook: ...`` so the client is closed.
+
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    conn_name_attr = "analytics_conn_id"
+    default_conn_name = DEFAULT_CONN_ID
+    conn_type = "analytics"
+    hook_name = "Analytics Platform"
+
+    def __init__(self, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.analytics_conn_id = analytics_conn_id
+        self._client: AsyncAnalyticsClient | None = None
+
+    async def get_client(self) -> AsyncAnalyticsClient:
+        """The configured async client, built on first use with the async connection lookup."""
+        if self._client is None:
+            conn = await self.aget_connection(self.analytics_conn_id)
+            self._client = AsyncAnalyticsClient(_masked_config(conn))
+        return self._client
+
+    async def get_execution(self, workflow_id: str, execution_id: str) -> Execution:
+        """Fetch an execution's current state."""
+        return await (await self.get_client()).call(endpoints.get_execution(workflow_id, execution_id))
+
+    async def cancel_execution(self, workflow_id: str, execution_id: str) -> Execution:
+        """Cancel a queued or running execution."""
+        return await (await self.get_client()).call(endpoints.cancel_execution(workflow_id, execution_id))
+
+    async def get_report(self, report_id: str) -> Report:
+        """Fetch a report's current state."""
+        return await (await self.get_client()).call(endpoints.get_report(report_id))
+
+    async def get_sync_status(self, data_source_id: str) -> SyncState:
+        """Fetch a data source's sync status."""
+        return await (await self.get_client()).call(endpoints.get_sync_status(data_source_id))
+
+    async def list_workflows(self, page_size: int = 100) -> AsyncPager[Workflow]:
+        """Iterate all workflows lazily with ``async for``."""
+        return (await self.get_client()).paginate(endpoints.list_workflows(page_size))
+
+    async def aclose(self) -> None:
+        """Close the client, if one was opened."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def __aenter__(self) -> AnalyticsAsyncHook:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()

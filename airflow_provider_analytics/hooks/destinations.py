@@ -1,0 +1,119 @@
+"""Where a downloaded report goes: a local path or any ``ObjectStoragePath`` URI, file or folder.
+
+The file is written under a temporary name beside the target and moved into place only once the
+download is verified, so a failed download never leaves a file (complete-looking or partial) behind.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airflow_provider_analytics.wire.client import AnalyticsClient
+from airflow_provider_analytics.wire.download import ReportStream
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+# A pathlib.Path or an airflow.sdk.ObjectStoragePath: both offer the same file API used here.
+AnyPath = Any
+
+
+@dataclass(frozen=True)
+class DownloadResult:
+    """A finished, verified download.
+
+    :param uri: the file's location: a plain path for local files, the URI otherwise.
+    :param size: bytes written.
+    :param sha256: hex sha-256 of the file.
+    :param content_type: the file's media type.
+    """
+
+    uri: str
+    size: int
+    sha256: str
+    content_type: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-compatible dict (for XCom)."""
+        return {"uri": self.uri, "size": self.size, "sha256": self.sha256, "content_type": self.content_type}
+
+
+@dataclass(frozen=True)
+class Destination:
+    """A parsed destination: the path, whether it is a folder, whether it is local."""
+
+    path: AnyPath
+    is_folder: bool
+    is_local: bool
+
+    @classmethod
+    def parse(cls, destination: object) -> Destination:
+        """Parse a local path, a URI string or an ``ObjectStoragePath``; a trailing ``/`` means a folder.
+
+        :param destination: where to write.
+        """
+        from airflow.sdk import ObjectStoragePath
+
+        if isinstance(destination, ObjectStoragePath):
+            return cls(destination, str(destination).endswith("/") or destination.is_dir(), False)
+        if isinstance(destination, (str, os.PathLike)):
+            text = os.fspath(destination)
+            if not isinstance(text, str) or not text.strip():
+                raise AnalyticsInputError(f"destination must be a path or a URI, got {destination!r}")
+            folder_hint = text.endswith(("/", os.sep))
+            if text.startswith("file://"):
+                text = text[len("file://") :]
+            if "://" not in text:
+                path = Path(text)
+                return cls(path, folder_hint or path.is_dir(), True)
+            remote = ObjectStoragePath(text)
+            return cls(remote, folder_hint or remote.is_dir(), False)
+        raise AnalyticsInputError(
+            f"destination must be a local path, a URI such as s3://bucket/key, or an ObjectStoragePath; "
+            f"got {type(destination).__name__}"
+        )
+
+    def target(self, filename: str) -> AnyPath:
+        """The file to write: the destination itself, or ``filename`` inside it when it is a folder."""
+        return self.path / filename if self.is_folder else self.path
+
+    def uri_of(self, path: AnyPath) -> str:
+        """How to report ``path`` to users: a plain path when local, the URI otherwise."""
+        return str(path)
+
+
+def refuse_existing(target: AnyPath, overwrite: bool) -> None:
+    """Fail before writing when the target exists and ``overwrite`` is not set."""
+    if not overwrite and target.exists():
+        raise AnalyticsInputError(f"{target} already exists: pass overwrite=True to replace it, or pick another path")
+
+
+def download_report_to(
+    client: AnalyticsClient, report_id: str, destination: object, *, overwrite: bool = False
+) -> DownloadResult:
+    """Stream a ready report to ``destination`` and return what was written.
+
+    :param client: the client to download with.
+    :param report_id: the report's id.
+    :param destination: a local path, a URI or an ``ObjectStoragePath``; ending in ``/`` means a folder.
+    :param overwrite: replace an existing file.
+    """
+    where = Destination.parse(destination)
+    if not where.is_folder:
+        refuse_existing(where.path, overwrite)
+    with ReportStream(client, report_id) as stream:
+        target = where.target(stream.filename or f"{report_id}.{stream.extension}")
+        if where.is_folder:
+            refuse_existing(target, overwrite)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.parent / f".{target.name}.{secrets.token_hex(4)}.part"
+        try:
+            with partial.open("wb") as out:
+                written = stream.copy_to(out)
+            partial.replace(target)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    return DownloadResult(where.uri_of(target), written.size, written.sha256, written.content_type)

@@ -1,0 +1,236 @@
+"""The one exception tree of the provider, and the one place that maps HTTP answers onto it.
+
+Callers decide by type (or by ``status``/``error_type``), never by reading a message.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+from collections.abc import Mapping
+from typing import Any
+
+from airflow_provider_analytics.wire.contract import HEADER_REQUEST_ID
+
+
+class AnalyticsError(Exception):
+    """Root of every error this provider raises."""
+
+
+class AnalyticsInputError(AnalyticsError, ValueError):
+    """Bad input, refused before any request was sent. The message says what to change."""
+
+
+class UnexpectedResponseError(AnalyticsError):
+    """The platform answered 2xx with a body that does not match the contract."""
+
+
+class DownloadIntegrityError(AnalyticsError):
+    """A downloaded body was shorter than announced or did not match its digest; nothing was kept."""
+
+
+class AnalyticsAPIError(AnalyticsError):
+    """The platform answered with an error status.
+
+    :param message: the platform's message (or a description of the unreadable body).
+    :param status: the HTTP status code.
+    :param error_type: the contract's error ``type`` (``not_found``, ``conflict``, ...).
+    :param request_id: the ``X-Request-Id`` of the failed request, when the platform sent one.
+    :param details: the error's ``details`` object (for 400/422 it names the bad fields).
+    :param method: the request's method, for the message.
+    :param path: the request's path, for the message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        error_type: str,
+        request_id: str | None = None,
+        details: Mapping[str, Any] | None = None,
+        method: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        self.message = message
+        self.status = status
+        self.error_type = error_type
+        self.request_id = request_id
+        self.details = dict(details or {})
+        self.method = method
+        self.path = path
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f" on {self.method} {self.path}" if self.method and self.path else ""
+        rid = f" (request id {self.request_id})" if self.request_id else ""
+        detail = f"; details: {json.dumps(self.details, sort_keys=True)}" if self.details else ""
+        return f"{self.status} {self.error_type}{where}: {self.message}{detail}{rid}"
+
+
+class InvalidRequestError(AnalyticsAPIError):
+    """400 or 422: the platform rejected the request's content; ``details`` names the fields."""
+
+
+class UnauthenticatedError(AnalyticsAPIError):
+    """401: the API token is missing, malformed, expired or revoked."""
+
+
+class ForbiddenError(AnalyticsAPIError):
+    """403: the token is valid but may not do this (or may not use the workspace)."""
+
+
+class NotFoundError(AnalyticsAPIError):
+    """404: no such resource in the workspace."""
+
+
+class ConflictError(AnalyticsAPIError):
+    """409: the resource is in the wrong state, or an idempotency key was reused with another body."""
+
+
+class GoneError(AnalyticsAPIError):
+    """410: the resource existed but is gone for good (an expired report)."""
+
+
+class PreconditionFailedError(AnalyticsAPIError):
+    """412: ``If-Match`` did not match the resource's current version."""
+
+
+class PayloadTooLargeError(AnalyticsAPIError):
+    """413: the request body is over the platform's limit."""
+
+
+class RateLimitedError(AnalyticsAPIError):
+    """429 after the retries were used up (or ``Retry-After`` asked for a longer wait than allowed).
+
+    :param retry_after: seconds the platform asked to wait, when it said.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, **kwargs)
+
+
+class ServerError(AnalyticsAPIError):
+    """5xx after the retries were used up."""
+
+
+class AnalyticsTransportError(AnalyticsError):
+    """No HTTP answer: the connection failed or timed out.
+
+    :param message: what happened, naming the method and path.
+    :param method: the request's method.
+    :param path: the request's path.
+    """
+
+    def __init__(self, message: str, *, method: str | None = None, path: str | None = None) -> None:
+        self.method = method
+        self.path = path
+        super().__init__(message)
+
+
+class AnalyticsConnectionError(AnalyticsTransportError):
+    """The platform could not be reached, or dropped the connection."""
+
+
+class AnalyticsTLSError(AnalyticsConnectionError):
+    """The TLS handshake failed (certificate not trusted, wrong host name, ...)."""
+
+
+class AnalyticsTimeoutError(AnalyticsTransportError):
+    """The request did not complete within the configured timeout."""
+
+
+_ERROR_BY_STATUS: dict[int, type[AnalyticsAPIError]] = {
+    400: InvalidRequestError,
+    401: UnauthenticatedError,
+    403: ForbiddenError,
+    404: NotFoundError,
+    409: ConflictError,
+    410: GoneError,
+    412: PreconditionFailedError,
+    413: PayloadTooLargeError,
+    422: InvalidRequestError,
+    429: RateLimitedError,
+}
+_DEFAULT_TYPE_BY_STATUS = {
+    400: "invalid_request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    409: "conflict",
+    410: "gone",
+    412: "precondition_failed",
+    413: "payload_too_large",
+    422: "invalid_request",
+    429: "rate_limited",
+}
+
+
+def error_class_for(status: int) -> type[AnalyticsAPIError]:
+    """Return the exception class for an HTTP error status."""
+    if status >= 500:
+        return ServerError
+    return _ERROR_BY_STATUS.get(status, AnalyticsAPIError)
+
+
+def api_error_from_response(
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    method: str,
+    path: str,
+    retry_after: float | None = None,
+) -> AnalyticsAPIError:
+    """Build the typed error for an error response, whatever its body looks like.
+
+    A body that is not the contract's error object (a proxy's HTML page, an empty body) still gives an
+    error that names the status and the request id from the headers.
+    """
+    request_id = headers.get(HEADER_REQUEST_ID)
+    error_type = _DEFAULT_TYPE_BY_STATUS.get(status, "internal" if status >= 500 else "unknown")
+    details: Mapping[str, Any] = {}
+    message = _describe_unreadable_body(status, headers, body)
+    try:
+        document = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        document = None
+    error = document.get("error") if isinstance(document, dict) else None
+    if isinstance(error, dict):
+        error_type = str(error.get("type") or error_type)
+        message = str(error.get("message") or message)
+        request_id = str(error.get("request_id") or request_id or "") or None
+        if isinstance(error.get("details"), dict):
+            details = error["details"]
+    kwargs: dict[str, Any] = {
+        "status": status,
+        "error_type": error_type,
+        "request_id": request_id,
+        "details": details,
+        "method": method,
+        "path": path,
+    }
+    cls = error_class_for(status)
+    if cls is RateLimitedError:
+        return RateLimitedError(message, retry_after=retry_after, **kwargs)
+    return cls(message, **kwargs)
+
+
+def _describe_unreadable_body(status: int, headers: Mapping[str, str], body: bytes) -> str:
+    if not body:
+        return f"HTTP {status} with an empty body"
+    content_type = headers.get("content-type", "unknown content type")
+    return f"HTTP {status} with a non-JSON body ({content_type}, {len(body)} bytes)"
+
+
+def is_tls_failure(exc: BaseException) -> bool:
+    """Tell whether a transport error was caused by TLS (walks the exception's cause chain)."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
