@@ -1,0 +1,154 @@
+"""``/_sandbox/...``: unauthenticated control endpoints for a sandbox running in another process."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from airflow_provider_analytics.sandbox.clock import rfc3339
+from airflow_provider_analytics.sandbox.errors import ApiError
+from airflow_provider_analytics.sandbox.faults import Fault
+from airflow_provider_analytics.sandbox.requestlog import RecordedRequest
+from airflow_provider_analytics.sandbox.store import SandboxState
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        raise ApiError(400, "request body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise ApiError(422, "request body must be a JSON object")
+    return data
+
+
+def _request_json(entry: RecordedRequest) -> dict[str, Any]:
+    try:
+        body_text: str | None = entry.body.decode()
+    except UnicodeDecodeError:
+        body_text = None
+    return {
+        "method": entry.method,
+        "path": entry.path,
+        "query": entry.query,
+        "headers": entry.headers,
+        "body": body_text,
+        "body_base64": base64.b64encode(entry.body).decode() if body_text is None else None,
+        "json": entry.json,
+        "status": entry.status,
+        "request_id": entry.request_id,
+    }
+
+
+def build_router(state: SandboxState) -> APIRouter:
+    """Control endpoints mirroring the Python controls of ``SandboxState``.
+
+    :param state: the sandbox state.
+    """
+    router = APIRouter(prefix="/_sandbox")
+
+    def ok(**extra: Any) -> JSONResponse:
+        return JSONResponse({"ok": True, **extra})
+
+    @router.get("/health")
+    async def health() -> JSONResponse:
+        return ok(now=rfc3339(state.now()))
+
+    @router.post("/reset")
+    async def reset() -> JSONResponse:
+        state.reset()
+        return ok()
+
+    @router.get("/requests")
+    async def requests() -> JSONResponse:
+        return JSONResponse({"data": [_request_json(entry) for entry in state.requests]})
+
+    @router.get("/executions")
+    async def executions(workspace_id: str | None = None) -> JSONResponse:
+        return JSONResponse({"data": state.executions(workspace_id)})
+
+    @router.get("/reports")
+    async def reports(workspace_id: str | None = None) -> JSONResponse:
+        return JSONResponse({"data": state.reports(workspace_id)})
+
+    @router.get("/faults")
+    async def pending_faults() -> JSONResponse:
+        pending = state.faults.pending()
+        return JSONResponse({"data": [{**fault.as_json(), "remaining": left} for fault, left in pending]})
+
+    @router.post("/faults", status_code=201)
+    async def inject_fault(request: Request) -> JSONResponse:
+        try:
+            fault = Fault.from_json(await _json_object(request))
+        except (ValueError, TypeError) as error:
+            raise ApiError(422, f"invalid fault: {error}") from None
+        state.inject(fault)
+        return JSONResponse({"fault": fault.as_json()}, status_code=201)
+
+    @router.delete("/faults")
+    async def clear_faults() -> JSONResponse:
+        state.faults.clear()
+        return ok()
+
+    @router.post("/data-sources/{data_source_id}/sync")
+    async def start_sync(data_source_id: str, request: Request) -> JSONResponse:
+        options = await _json_object(request)
+        try:
+            sync = state.start_sync(data_source_id, str(options.get("outcome", "synced")), options.get("workspace_id"))
+        except KeyError:
+            raise ApiError.not_found("data source", data_source_id) from None
+        except ValueError as error:
+            raise ApiError(422, str(error)) from None
+        return JSONResponse(sync)
+
+    @router.post("/clock/advance")
+    async def advance(request: Request) -> JSONResponse:
+        seconds = (await _json_object(request)).get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise ApiError(422, "seconds must be a non-negative number")
+        state.advance(float(seconds))
+        return ok(now=rfc3339(state.now()))
+
+    @router.post("/workflows/{workflow_id}/outcome")
+    async def execution_outcome(workflow_id: str, request: Request) -> JSONResponse:
+        options = await _json_object(request)
+        try:
+            state.set_execution_outcome(workflow_id, str(options.get("outcome")), options.get("error"))
+        except ValueError as error:
+            raise ApiError(422, str(error)) from None
+        return ok()
+
+    @router.post("/reports/outcome")
+    async def report_outcome(request: Request) -> JSONResponse:
+        try:
+            state.set_report_outcome(str((await _json_object(request)).get("outcome")))
+        except ValueError as error:
+            raise ApiError(422, str(error)) from None
+        return ok()
+
+    @router.post("/reports/{report_id}/expire")
+    async def expire_report(report_id: str) -> JSONResponse:
+        try:
+            state.expire_report(report_id)
+        except KeyError:
+            raise ApiError.not_found("report", report_id) from None
+        except ValueError as error:
+            raise ApiError(409, str(error)) from None
+        return ok()
+
+    @router.post("/deprecations")
+    async def deprecate(request: Request) -> JSONResponse:
+        options = await _json_object(request)
+        prefix = options.pop("path_prefix", None)
+        if not isinstance(prefix, str) or not prefix:
+            raise ApiError(422, "path_prefix is required")
+        state.deprecate(prefix, **{k: str(v) for k, v in options.items() if k in ("deprecation", "sunset")})
+        return ok()
+
+    return router

@@ -1,0 +1,295 @@
+"""The ASGI layer in front of the ``/v1`` routes.
+
+It does what a platform's edge does before a route runs, in this order: log the request, apply an
+injected fault, refuse an oversized body, authenticate, rate-limit, and honour ``Idempotency-Key``.
+It also stamps every answer with ``X-Request-Id``, the rate-limit headers and deprecation headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import logging
+from urllib.parse import parse_qsl
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from airflow_provider_analytics.sandbox.errors import DEFAULT_MESSAGES, error_body, new_request_id
+from airflow_provider_analytics.sandbox.faults import Fault
+from airflow_provider_analytics.sandbox.idempotency import KEY_PATTERN, StoredResponse, Verdict, request_fingerprint
+from airflow_provider_analytics.sandbox.ratelimit import RateDecision
+from airflow_provider_analytics.sandbox.store import SandboxState
+
+REQUEST_ID_KEY = "sandbox.request_id"
+WORKSPACE_KEY = "sandbox.workspace_id"
+_PASS_THROUGH_PREFIXES = ("/_sandbox", "/ui")
+_WRONG_DIGEST = "sha-256=:" + base64.b64encode(hashlib.sha256(b"not this file").digest()).decode() + ":"
+logger = logging.getLogger(__name__)
+
+
+class ConnectionDropped(Exception):
+    """Raised after a response has started so that uvicorn closes the connection mid-answer.
+
+    The server installs a log filter that hides uvicorn's traceback for this exception.
+    """
+
+
+def _is_api_path(path: str) -> bool:
+    return path == "/v1" or path.startswith("/v1/")
+
+
+class Gateway:
+    """ASGI middleware wrapping the FastAPI app.
+
+    :param app: the FastAPI application.
+    :param state: the sandbox state.
+    """
+
+    def __init__(self, app: ASGIApp, state: SandboxState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith(_PASS_THROUGH_PREFIXES):
+            await self.app(scope, receive, send)
+        elif _is_api_path(scope["path"]):
+            await _Exchange(self.app, self.state, scope, receive, send).run()
+        else:
+            request_id = new_request_id()
+
+            async def send_with_request_id(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    headers = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+                    message = {**message, "headers": headers}
+                await send(message)
+
+            await self.app({**scope, REQUEST_ID_KEY: request_id}, receive, send_with_request_id)
+
+
+class _Exchange:
+    """One ``/v1`` request on its way through the gateway."""
+
+    def __init__(self, app: ASGIApp, state: SandboxState, scope: Scope, receive: Receive, send: Send) -> None:
+        self.app = app
+        self.state = state
+        self.request_id = new_request_id()
+        self.scope: Scope = {**scope, REQUEST_ID_KEY: self.request_id}
+        self.receive = receive
+        self.send = send
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.headers: dict[str, str] = {}
+        for raw_name, raw_value in scope["headers"]:
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            self.headers[name] = f"{self.headers[name]}, {value}" if name in self.headers else value
+        self.token = _bearer_token(self.headers.get("authorization", ""))
+        self.rate: RateDecision | None = None
+        self.fault: Fault | None = None
+        self.sent_body_bytes = 0
+
+    async def run(self) -> None:
+        body, too_large = await self._read_body()
+        query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        self.entry = self.state.request_log.record(
+            self.method, self.path, query, dict(self.headers), body, self.request_id
+        )
+        self.fault = self.state.faults.take(self.method, self.path)
+        if self.fault is not None:
+            if self.fault.kind == "status":
+                await self._answer_fault_status(self.fault)
+                return
+            if self.fault.kind == "drop" and not self.fault.after_processing:
+                await self._drop()
+                return
+            if self.fault.kind == "delay" and self.fault.seconds:
+                await asyncio.sleep(self.fault.seconds)
+        if too_large:
+            limit = self.state.config.max_body_bytes
+            await self._error(413, f"request body is larger than {limit} bytes")
+            return
+        workspace_id = await self._authorize()
+        if workspace_id is None:
+            return
+        self.scope[WORKSPACE_KEY] = workspace_id
+        await self._dispatch(workspace_id, body)
+
+    async def _read_body(self) -> tuple[bytes, bool]:
+        """The whole body (drained even when too large, so the client can read the 413)."""
+        limit = self.state.config.max_body_bytes
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await self.receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size <= limit:
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks), size > limit
+
+    async def _authorize(self) -> str | None:
+        """The workspace the request acts in, or None after answering 401/403/429."""
+        grant = self.state.config.tokens.get(self.token) if self.token else None
+        if grant is None:
+            message = "missing bearer token" if not self.token else "invalid bearer token"
+            await self._error(401, message, headers=[("www-authenticate", 'Bearer realm="analytics"')])
+            return None
+        workspace_id = self.headers.get("x-workspace-id", "").strip() or grant.default_workspace
+        if workspace_id not in grant.workspaces:
+            await self._error(403, f"this token has no access to workspace {workspace_id}")
+            return None
+        assert self.token is not None
+        self.rate = self.state.rate_limiter.hit(self.token, self.state.now())
+        if not self.rate.allowed:
+            retry_after = str(self.rate.retry_after)
+            message = f"rate limit of {self.rate.limit} requests per minute exceeded; retry in {retry_after} s"
+            await self._error(429, message, headers=[("retry-after", retry_after)])
+            return None
+        return workspace_id
+
+    async def _dispatch(self, workspace_id: str, body: bytes) -> None:
+        key = self.headers.get("idempotency-key") if self.method == "POST" else None
+        drop_after = self.fault is not None and self.fault.kind == "drop"
+        if key is not None:
+            if not KEY_PATTERN.match(key):
+                problem = "must be 1 to 255 printable ASCII characters"
+                await self._error(400, f"Idempotency-Key {problem}", {"fields": {"Idempotency-Key": problem}})
+                return
+            fingerprint = request_fingerprint(self.method, self.path, body)
+            verdict, stored = self.state.idempotency.begin(workspace_id, key, fingerprint, self.state.now())
+            if verdict is Verdict.MISMATCH:
+                await self._error(409, "Idempotency-Key was already used with a different request")
+                return
+            if verdict is Verdict.IN_FLIGHT:
+                await self._error(409, "a request with this Idempotency-Key is still being processed")
+                return
+            if verdict is Verdict.REPLAY and stored is not None:
+                replayed = StoredResponse(
+                    stored.status, [*stored.headers, (b"idempotent-replayed", b"true")], stored.body
+                )
+                await (self._drop() if drop_after else self._send_stored(replayed))
+                return
+        if key is None and not drop_after:
+            await self.app(self.scope, self._replay_receive(body), self._forward)
+            return
+        response = await self._call_buffered(body)
+        if key is not None:
+            if 200 <= response.status < 300:
+                self.state.idempotency.complete(workspace_id, key, response)
+            else:
+                self.state.idempotency.release(workspace_id, key)
+        await (self._drop() if drop_after else self._send_stored(response))
+
+    def _replay_receive(self, body: bytes) -> Receive:
+        delivered = False
+
+        async def receive() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await self.receive()
+
+        return receive
+
+    async def _call_buffered(self, body: bytes) -> StoredResponse:
+        """Run the route and keep its whole answer (for idempotent replay, or to drop it afterwards)."""
+        start: Message | None = None
+        chunks: list[bytes] = []
+
+        async def capture(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        try:
+            await self.app(self.scope, self._replay_receive(body), capture)
+        except Exception:
+            logger.exception("sandbox route failed for %s %s", self.method, self.path)
+        if start is None:
+            error = error_body(500, "internal error", self.request_id)
+            return StoredResponse(500, [(b"content-type", b"application/json")], error)
+        return StoredResponse(start["status"], list(start.get("headers", [])), b"".join(chunks))
+
+    # --- answering ------------------------------------------------------------------------------
+
+    def _decorate(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        extra = [("x-request-id", self.request_id)]
+        rate = self.rate or self.state.rate_limiter.peek(self.token, self.state.now())
+        extra += rate.headers()
+        extra += self.state.deprecation_headers(self.path)
+        if self.fault is not None and self.fault.kind == "bad_digest":
+            headers = [(name, value) for name, value in headers if name.lower() != b"repr-digest"]
+            extra.append(("repr-digest", _WRONG_DIGEST))
+        present = {name.lower() for name, _ in headers}
+        return headers + [(n.encode(), v.encode("latin-1")) for n, v in extra if n.encode() not in present]
+
+    async def _forward(self, message: Message) -> None:
+        """Send one ASGI message to the client, decorated, and cut short when a truncate fault applies."""
+        if message["type"] == "http.response.start":
+            self.state.request_log.set_status(self.entry, message["status"])
+            await self.send({**message, "headers": self._decorate(list(message.get("headers", [])))})
+            if self.fault is not None and self.fault.kind == "truncate" and self.fault.at_bytes == 0:
+                raise ConnectionDropped("truncated download")
+            return
+        if message["type"] == "http.response.body" and self.fault is not None and self.fault.kind == "truncate":
+            chunk: bytes = message.get("body", b"")
+            allowed = (self.fault.at_bytes or 0) - self.sent_body_bytes
+            if len(chunk) >= allowed:
+                await self.send({"type": "http.response.body", "body": chunk[:allowed], "more_body": True})
+                raise ConnectionDropped("truncated download")
+            self.sent_body_bytes += len(chunk)
+        await self.send(message)
+
+    async def _send_stored(self, response: StoredResponse) -> None:
+        headers = [(n, v) for n, v in response.headers if n.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(response.body)).encode()))
+        await self._forward({"type": "http.response.start", "status": response.status, "headers": headers})
+        await self._forward({"type": "http.response.body", "body": response.body, "more_body": False})
+
+    async def _error(
+        self,
+        status: int,
+        message: str,
+        details: dict[str, object] | None = None,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
+        raw_headers = [(b"content-type", b"application/json")]
+        raw_headers += [(name.encode(), value.encode("latin-1")) for name, value in headers or []]
+        await self._send_stored(
+            StoredResponse(status, raw_headers, error_body(status, message, self.request_id, details))
+        )
+
+    async def _answer_fault_status(self, fault: Fault) -> None:
+        assert fault.code is not None
+        headers: list[tuple[bytes, bytes]] = []
+        if fault.retry_after is not None:
+            headers.append((b"retry-after", str(fault.retry_after).encode("latin-1")))
+        if fault.body is None:
+            message = DEFAULT_MESSAGES.get(fault.code, f"injected error {fault.code}")
+            body = error_body(fault.code, message, self.request_id)
+            headers.append((b"content-type", b"application/json"))
+        else:
+            body = fault.body.encode()
+            headers.append((b"content-type", (fault.content_type or "text/plain; charset=utf-8").encode()))
+        await self._send_stored(StoredResponse(fault.code, headers, body))
+
+    async def _drop(self) -> None:
+        """Start an answer that promises a body, then close the connection without sending it."""
+        self.state.request_log.set_status(self.entry, 0)
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"64")]
+        await self.send({"type": "http.response.start", "status": 200, "headers": self._decorate(headers)})
+        raise ConnectionDropped("connection dropped by an injected fault")
+
+
+def _bearer_token(authorization: str) -> str | None:
+    scheme, _, credentials = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not credentials.strip():
+        return None
+    return credentials.strip()

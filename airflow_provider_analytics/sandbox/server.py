@@ -1,0 +1,154 @@
+"""Run the sandbox: uvicorn on a daemon thread, bound to a real socket, started and stopped from Python."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from types import TracebackType
+
+import uvicorn
+
+from airflow_provider_analytics.sandbox.app import create_app
+from airflow_provider_analytics.sandbox.config import SandboxConfig
+from airflow_provider_analytics.sandbox.gateway import ConnectionDropped
+from airflow_provider_analytics.sandbox.store import SandboxState
+
+
+class _HideDroppedConnections(logging.Filter):
+    """Hide uvicorn's "Exception in ASGI application" traceback for connections dropped on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        while error is not None:
+            if isinstance(error, ConnectionDropped):
+                return False
+            grouped = getattr(error, "exceptions", None)
+            if grouped:
+                return not any(isinstance(inner, ConnectionDropped) for inner in _flatten(grouped))
+            error = error.__cause__ or error.__context__
+        return True
+
+
+def _flatten(errors: tuple[BaseException, ...]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for error in errors:
+        inner = getattr(error, "exceptions", None)
+        found.extend(_flatten(inner) if inner else [error])
+    return found
+
+
+def _install_log_filter() -> None:
+    error_logger = logging.getLogger("uvicorn.error")
+    if not any(isinstance(existing, _HideDroppedConnections) for existing in error_logger.filters):
+        error_logger.addFilter(_HideDroppedConnections())
+
+
+class SandboxServer:
+    """A sandbox platform server on a real local port.
+
+    :param config: the sandbox configuration (demo timings by default).
+    :param host: the interface to listen on.
+    :param port: the port; 0 picks a free one (see ``base_url`` after ``start``).
+    """
+
+    def __init__(self, config: SandboxConfig | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.config = config or SandboxConfig()
+        self.host = host
+        self.state = SandboxState(self.config)
+        self._requested_port = port
+        self._port: int | None = None
+        self._socket: socket.socket | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self, timeout: float = 15.0) -> SandboxServer:
+        """Start serving; returns once the server accepts connections.
+
+        :param timeout: seconds to wait for the server to come up.
+        """
+        if self._thread is not None:
+            raise RuntimeError("the sandbox server is already running")
+        _install_log_filter()
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((self.host, self._requested_port))
+        self._port = listener.getsockname()[1]
+        self._socket = listener
+        config = uvicorn.Config(
+            create_app(self.state),
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [listener]}, name="analytics-sandbox", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the sandbox server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving and release the port.
+
+        :param timeout: seconds to wait for open connections to finish.
+        """
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._socket is not None:
+            self._socket.close()
+        self._server, self._thread, self._socket = None, None, None
+
+    def __enter__(self) -> SandboxServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on (known once started)."""
+        if self._port is None:
+            raise RuntimeError("the sandbox server has not been started")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port`` of the running server (a wildcard host is reported as loopback)."""
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(self.host, self.host)
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    @property
+    def token(self) -> str:
+        """The full-access bearer token."""
+        return self.config.primary_token
+
+    def connection_json(self, token: str | None = None) -> str:
+        """The Airflow connection for this server in JSON form (``AIRFLOW_CONN_...`` value).
+
+        :param token: the token to use (default: the full-access token).
+        """
+        return json.dumps(
+            {
+                "conn_type": "analytics",
+                "host": self.base_url,
+                "password": token or self.token,
+                "extra": {"ui_url": f"{self.base_url}/ui"},
+            }
+        )

@@ -1,0 +1,58 @@
+"""Fixtures for the sandbox's own tests (the sandbox fixtures themselves come from its pytest plugin)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.sandbox.store import SandboxState
+
+
+@pytest.fixture
+def client(analytics_sandbox: SandboxServer) -> Iterator[httpx.Client]:
+    """An httpx client for the freshly reset session sandbox, authenticated with the full-access token."""
+    with httpx.Client(
+        base_url=analytics_sandbox.base_url,
+        headers={"Authorization": f"Bearer {analytics_sandbox.token}"},
+        timeout=10,
+    ) as http:
+        yield http
+
+
+@pytest.fixture
+def state(analytics_sandbox: SandboxServer) -> SandboxState:
+    """The sandbox controls."""
+    return analytics_sandbox.state
+
+
+SLOW = Timings(
+    execution_queued=10,
+    execution_running=10,
+    sync_pending=10,
+    sync_running=10,
+    report_pending=10,
+    report_generating=10,
+)
+
+
+@pytest.fixture(scope="session")
+def slow_sandbox_server() -> Iterator[SandboxServer]:
+    """A second sandbox whose states last 10 s each, for asserting intermediate states without races."""
+    with SandboxServer(config=SandboxConfig(timings=SLOW)) as server:
+        yield server
+
+
+@pytest.fixture
+def slow(slow_sandbox_server: SandboxServer) -> Iterator[tuple[httpx.Client, SandboxState]]:
+    """A client and the controls of the (reset) slow sandbox."""
+    slow_sandbox_server.state.reset()
+    with httpx.Client(
+        base_url=slow_sandbox_server.base_url,
+        headers={"Authorization": f"Bearer {slow_sandbox_server.token}"},
+        timeout=10,
+    ) as http:
+        yield http, slow_sandbox_server.state
