@@ -5,6 +5,8 @@ Works for connections in JSON form (extras keep their types) and URI form (extra
 
 from __future__ import annotations
 
+import os
+import ssl
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -68,9 +70,13 @@ def _number(extras: Mapping[str, Any], key: str, default: float, kind: type[int]
     if value is None or value == "":
         return default
     try:
-        number = kind(value)
+        number = float(value)
     except (TypeError, ValueError):
-        raise AnalyticsInputError(f"connection extra {key!r} must be a number, got {value!r}") from None
+        number = float("nan")
+    if isinstance(value, bool) or number != number or (kind is int and not number.is_integer()):
+        what = "a whole number" if kind is int else "a number"
+        raise AnalyticsInputError(f"connection extra {key!r} must be {what}, got {value!r}") from None
+    number = kind(number)
     if number < 0:
         raise AnalyticsInputError(f"connection extra {key!r} must not be negative, got {value!r}")
     return number
@@ -79,7 +85,18 @@ def _number(extras: Mapping[str, Any], key: str, default: float, kind: type[int]
 def _verify(extras: Mapping[str, Any]) -> bool | str:
     value = extras.get("verify")
     if isinstance(value, str) and value.strip().lower() not in _TRUE | _FALSE and value.strip():
-        return value.strip()  # a CA bundle path
+        path = value.strip()  # a CA bundle file or directory: load it now, so a bad one is named here
+        try:
+            if os.path.isdir(path):
+                ssl.create_default_context(capath=path)
+            else:
+                ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as error:
+            raise AnalyticsInputError(
+                f"connection extra 'verify' must be true, false or the path of a readable CA bundle; "
+                f"{path!r} cannot be loaded ({error})"
+            ) from None
+        return path
     return _flag(extras, "verify", True)
 
 

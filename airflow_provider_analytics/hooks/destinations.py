@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TypeVar
+from urllib.parse import unquote, urlsplit
 
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.download import ReportStream
@@ -18,6 +20,7 @@ from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 # A pathlib.Path or an airflow.sdk.ObjectStoragePath: both offer the same file API used here.
 AnyPath = Any
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,9 @@ class Destination:
     def parse(cls, destination: object) -> Destination:
         """Parse a local path, a URI string or an ``ObjectStoragePath``; a trailing ``/`` means a folder.
 
+        An ``ObjectStoragePath`` drops a trailing ``/`` when it is built, so one counts as a folder only
+        when that folder already exists; name a new folder as a string ending in ``/`` instead.
+
         :param destination: where to write.
         """
         from airflow.sdk import ObjectStoragePath
@@ -64,7 +70,7 @@ class Destination:
                 raise AnalyticsInputError(f"destination must be a path or a URI, got {destination!r}")
             folder_hint = text.endswith(("/", os.sep))
             if text.startswith("file://"):
-                text = text[len("file://") :]
+                text = _local_path_of_file_uri(text)
             if "://" not in text:
                 path = Path(text)
                 return cls(path, folder_hint or path.is_dir(), True)
@@ -84,10 +90,37 @@ class Destination:
         return str(path)
 
 
+def _local_path_of_file_uri(uri: str) -> str:
+    parts = urlsplit(uri)
+    if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
+        raise AnalyticsInputError(
+            f"a file:// destination must be an absolute local path (file:///path or file://localhost/path), got {uri!r}"
+        )
+    return unquote(parts.path)
+
+
 def refuse_existing(target: AnyPath, overwrite: bool) -> None:
     """Fail before writing when the target exists and ``overwrite`` is not set."""
     if not overwrite and target.exists():
         raise AnalyticsInputError(f"{target} already exists: pass overwrite=True to replace it, or pick another path")
+
+
+def write_atomically(target: AnyPath, write: Callable[[BinaryIO], T]) -> T:
+    """Run ``write`` on a temporary file beside ``target``, then move it into place; on failure remove it.
+
+    :param target: the final file.
+    :param write: writes the content to the binary file object it is given.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.parent / f".{target.name}.{secrets.token_hex(4)}.part"
+    try:
+        with partial.open("wb") as out:
+            result = write(out)
+        partial.replace(target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return result
 
 
 def download_report_to(
@@ -107,13 +140,5 @@ def download_report_to(
         target = where.target(stream.filename or f"{report_id}.{stream.extension}")
         if where.is_folder:
             refuse_existing(target, overwrite)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.parent / f".{target.name}.{secrets.token_hex(4)}.part"
-        try:
-            with partial.open("wb") as out:
-                written = stream.copy_to(out)
-            partial.replace(target)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
+        written = write_atomically(target, stream.copy_to)
     return DownloadResult(where.uri_of(target), written.size, written.sha256, written.content_type)

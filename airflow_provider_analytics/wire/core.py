@@ -10,7 +10,9 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import os
 import random
+import ssl
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -88,6 +90,15 @@ def _check_base_url(url: str, allow_insecure_http: bool) -> str:
     if path.endswith("/v1"):
         path = path[: -len("/v1")]
     return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def _tls_verification(verify: bool | str) -> bool | ssl.SSLContext:
+    # httpx 0.28 deprecates a CA path as verify=<str>; an SSL context is the supported form.
+    if isinstance(verify, bool):
+        return verify
+    if os.path.isdir(verify):
+        return ssl.create_default_context(capath=verify)
+    return ssl.create_default_context(cafile=verify)
 
 
 def is_loopback(hostname: str) -> bool:
@@ -169,7 +180,7 @@ class BaseAnalyticsClient:
             "base_url": self.config.base_url,
             "headers": headers,
             "timeout": httpx.Timeout(self.config.timeout),
-            "verify": self.config.verify,
+            "verify": _tls_verification(self.config.verify),
             "follow_redirects": False,
         }
 

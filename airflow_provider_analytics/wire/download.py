@@ -1,8 +1,8 @@
 """Streaming report downloads: resume with ``Range``, verify length and ``Repr-Digest``, never trust names.
 
-Memory stays flat: the body goes to the output in fixed-size chunks while it is hashed. Where the bytes
-end up (a local temporary file, an object store) is the caller's business; this module only writes to a
-binary file object and says whether what it wrote is the whole, correct file.
+Memory stays flat: the body goes to the output chunk by chunk, as the transport reads it, while it is
+hashed. Where the bytes end up (a local temporary file, an object store) is the caller's business; this
+module only writes to a binary file object and says whether what it wrote is the whole, correct file.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from airflow_provider_analytics.wire.errors import DownloadIntegrityError
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
-CHUNK_SIZE = 64 * 1024
 EXTENSION_BY_CONTENT_TYPE = {
     "application/pdf": "pdf",
     "text/csv": "csv",
@@ -71,16 +70,23 @@ def safe_filename(content_disposition: str | None) -> str | None:
 
 
 def parse_repr_digest(value: str | None) -> bytes | None:
-    """The sha-256 digest from an RFC 9530 ``Repr-Digest`` header (``sha-256=:<base64>:``), if present."""
-    if not value:
+    """The sha-256 digest from an RFC 9530 ``Repr-Digest`` header (``sha-256=:<base64>:``).
+
+    ``None`` when there is no header or it names only other algorithms.
+
+    :raises DownloadIntegrityError: a sha-256 entry that is not 32 bytes of valid base64, since a digest
+        that cannot be checked must not let a file through as verified.
+    """
+    if not value or "sha-256=" not in value:
         return None
-    match = re.search(r"sha-256=:([A-Za-z0-9+/=]+):", value)
-    if not match:
-        return None
+    match = re.search(r"sha-256=:([^:]*):", value)
     try:
-        return base64.b64decode(match.group(1), validate=True)
+        digest = base64.b64decode(match.group(1), validate=True) if match else b""
     except binascii.Error:
-        return None
+        digest = b""
+    if len(digest) != hashlib.sha256().digest_size:
+        raise DownloadIntegrityError(f"the Repr-Digest header has a malformed sha-256 value: {value!r}")
+    return digest
 
 
 class ReportStream:
@@ -151,7 +157,10 @@ class ReportStream:
         hasher, written, resumes = hashlib.sha256(), 0, 0
         while True:
             try:
-                for chunk in response.iter_bytes(CHUNK_SIZE):
+                # No chunk_size: httpx would buffer up to a whole chunk and lose it when the connection
+                # drops, so a resume would start up to a chunk early (or from 0 for a small file).
+                # Chunks are bounded by the transport's read size (64 KiB for httpcore).
+                for chunk in response.iter_bytes():
                     out.write(chunk)
                     hasher.update(chunk)
                     written += len(chunk)

@@ -1,0 +1,92 @@
+"""Importing the provider stays cheap: no server stack, no sandbox, and no Airflow in the wire layer.
+
+Each check runs in a fresh interpreter, because this test process has long since imported the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SERVER_STACK = ("fastapi", "uvicorn", "starlette")
+
+_PROBE = textwrap.dedent(
+    """
+    import importlib, json, sys
+
+    def loaded(prefixes):
+        return sorted(
+            name for name in sys.modules
+            if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+        )
+
+    result = {}
+    for module in sys.argv[2:]:
+        importlib.import_module(module)
+        result[module] = loaded(json.loads(sys.argv[1]))
+    print("RESULT " + json.dumps(result))
+    """
+)
+
+
+def _imports(modules: list[str], watched: list[str]) -> dict[str, list[str]]:
+    """For each module (imported in order, in one fresh interpreter): the watched modules loaded so far."""
+    env = dict(os.environ)
+    env.pop("AIRFLOW_CONN_ANALYTICS_DEFAULT", None)
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(watched), *modules],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
+    return json.loads(line[len("RESULT ") :])
+
+
+def test_probe_sees_what_an_import_loads() -> None:
+    # Guards the probe itself: importing the sandbox server does show up.
+    seen = _imports(
+        ["airflow_provider_analytics.sandbox.server"], [*SERVER_STACK, "airflow_provider_analytics.sandbox"]
+    )
+    assert "airflow_provider_analytics.sandbox.server" in seen["airflow_provider_analytics.sandbox.server"]
+    assert any(
+        name.startswith("fastapi") or name.startswith("uvicorn")
+        for name in seen["airflow_provider_analytics.sandbox.server"]
+    )
+
+
+def test_package_and_hook_do_not_import_the_server_stack_or_the_sandbox() -> None:
+    modules = [
+        "airflow_provider_analytics",
+        "airflow_provider_analytics.provider_info",
+        "airflow_provider_analytics.hooks.analytics",
+        "airflow_provider_analytics.hooks.destinations",
+    ]
+    seen = _imports(modules, [*SERVER_STACK, "airflow_provider_analytics.sandbox"])
+    assert seen == {module: [] for module in modules}
+
+
+def test_wire_layer_does_not_import_airflow() -> None:
+    modules = [
+        "airflow_provider_analytics.wire.client",
+        "airflow_provider_analytics.wire.download",
+        "airflow_provider_analytics.wire.endpoints",
+        "airflow_provider_analytics.wire.errors",
+    ]
+    seen = _imports(modules, ["airflow", *SERVER_STACK, "airflow_provider_analytics.sandbox"])
+    assert seen == {module: [] for module in modules}
+
+
+@pytest.mark.parametrize("module", ["airflow_provider_analytics.sandbox.pytest_plugin"])
+def test_pytest_plugin_does_not_import_the_server_stack(module: str) -> None:
+    # The plugin is registered for every pytest run where the provider is installed.
+    seen = _imports([module], list(SERVER_STACK))
+    assert seen == {module: []}

@@ -1,0 +1,68 @@
+"""Bad input fails before any request, with a message that says what to change."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+BAD_IDS = ["", "../etc/passwd", "a/b", "wf 1", "x" * 65, "wf_1?x=1", "%2e%2e", None, 7]
+
+
+@pytest.mark.parametrize("bad_id", BAD_IDS)
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda i: endpoints.get_execution(i, "ex_1"),
+        lambda i: endpoints.get_execution("wf_1", i),
+        lambda i: endpoints.cancel_execution("wf_1", i),
+        lambda i: endpoints.execute_workflow(i),
+        lambda i: endpoints.get_sync_status(i),
+        lambda i: endpoints.get_report(i),
+        lambda i: endpoints.download_report(i),
+        lambda i: endpoints.chart_data(i),
+        lambda i: endpoints.update_dashboard(i, "name"),
+        lambda i: endpoints.create_chart("c", "line", i, "select 1"),
+        lambda i: endpoints.generate_report([i]),
+    ],
+)
+def test_malformed_ids_are_refused(build, bad_id):
+    with pytest.raises(AnalyticsInputError, match="letters, digits"):
+        build(bad_id)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: endpoints.generate_report([]), "non-empty list"),
+        (lambda: endpoints.generate_report("db_1"), "non-empty list"),
+        (lambda: endpoints.generate_report(["db_1"], format="docx"), "pdf, csv, xlsx, html"),
+        (lambda: endpoints.execute_workflow("wf_1", inputs=["a"]), "inputs must be a mapping"),
+        (lambda: endpoints.create_chart("c", "donut", "ds_1", "q"), "line, bar"),
+        (lambda: endpoints.create_chart("", "line", "ds_1", "q"), "name must be a non-empty string"),
+        (lambda: endpoints.create_workflow("w", "not-a-dict"), "configuration must be a mapping"),
+        (lambda: endpoints.update_dashboard("db_1", "n", if_match="3"), "if_match"),
+        (lambda: endpoints.update_dashboard("db_1", "n", tags="finance"), "tags must be a list"),
+        (lambda: endpoints.create_workflow("w", {}, idempotency_key="has space"), "idempotency_key"),
+        (lambda: endpoints.create_workflow("w", {}, idempotency_key="k" * 256), "idempotency_key"),
+        (lambda: endpoints.list_workflows(page_size=0), "1 to 100"),
+        (lambda: endpoints.list_dashboards(page_size=101), "1 to 100"),
+        (lambda: endpoints.create_workflow("w", {"blob": "x" * (1024 * 1024)}), "at most 1 MiB"),
+    ],
+)
+def test_bad_arguments_say_what_to_change(build, message):
+    with pytest.raises(AnalyticsInputError, match=message):
+        build()
+
+
+def test_refused_input_sends_nothing(api, sandbox):
+    with pytest.raises(AnalyticsInputError):
+        api.call(endpoints.get_execution("wf_1", "../../admin"))
+    assert sandbox.state.requests == []
+
+
+def test_ids_are_placed_in_the_path_verbatim():
+    spec = endpoints.get_execution("wf_A-1", "ex_b_2").spec
+    assert spec.path == "/v1/workflows/wf_A-1/executions/ex_b_2"
+    assert spec.route == "/v1/workflows/{workflow_id}/executions/{execution_id}"
