@@ -35,6 +35,39 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": ["airflow_provider_analytics.hooks.analytics"],
             }
         ],
+        "operators": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [
+                    "airflow_provider_analytics.operators.workflows",
+                    "airflow_provider_analytics.operators.reports",
+                    "airflow_provider_analytics.operators.charts",
+                    "airflow_provider_analytics.operators.data_sources",
+                    "airflow_provider_analytics.operators.dashboards",
+                ],
+            }
+        ],
+        "sensors": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": ["airflow_provider_analytics.sensors.data_sources"],
+            }
+        ],
+        "triggers": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [
+                    "airflow_provider_analytics.triggers.executions",
+                    "airflow_provider_analytics.triggers.reports",
+                    "airflow_provider_analytics.triggers.data_sources",
+                ],
+            }
+        ],
+        "extra-links": [
+            "airflow_provider_analytics.operators.links.ExecutionLink",
+            "airflow_provider_analytics.operators.links.ReportLink",
+            "airflow_provider_analytics.operators.links.DashboardLink",
+        ],
         "connection-types": [
             {
                 "connection-type": "analytics",

@@ -1,0 +1,1 @@
+"""Operators that compose :class:`~airflow_provider_analytics.hooks.analytics.AnalyticsHook` into DAG tasks."""

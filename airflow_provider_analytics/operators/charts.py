@@ -1,0 +1,157 @@
+"""Create charts and read their data."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+from typing import Any, BinaryIO
+
+from airflow.sdk import Context
+
+from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing, write_atomically
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
+from airflow_provider_analytics.wire.endpoints import validate_id, validate_page_size
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.pagination import ChartRows
+
+FILE_FORMATS = ("csv", "jsonl")
+
+
+class CreateChartOperator(AnalyticsBaseOperator):
+    """Create a chart; returns it. A retried task gets the first creation back instead of a duplicate.
+
+    :param name: the chart's name (templated).
+    :param type: one of ``line bar area pie table number scatter`` (templated).
+    :param data_source_id: the data source the query runs on (templated).
+    :param query: the chart's query (templated).
+    :param options: drawing options (templated).
+    :param reuse_existing: when a chart with this name already exists on the same data source, return it
+        instead of creating another (for charts defined as code; the platform has no chart update).
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("name", "type", "data_source_id", "query", "options")
+    template_fields_renderers = {"query": "sql", "options": "json"}
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        type: str,
+        data_source_id: str,
+        query: str,
+        options: Mapping[str, Any] | None = None,
+        reuse_existing: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.name = name
+        self.type = type
+        self.data_source_id = data_source_id
+        self.query = query
+        self.options = options
+        self.reuse_existing = reuse_existing
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        validate_id(self.data_source_id, "data_source_id")
+        if self.reuse_existing:
+            for chart in self.hook.list_charts():
+                if chart.get("name") == self.name and chart.get("data_source_id") == self.data_source_id:
+                    self.log.info("Chart %r exists as %s; reusing it", self.name, chart.get("id"))
+                    return dict(chart)
+        chart = self.hook.create_chart(
+            self.name,
+            self.type,
+            self.data_source_id,
+            self.query,
+            self.options,
+            idempotency_key=task_instance_key(context, "chart"),
+        )
+        self.log.info("Created chart %s (%s)", chart.get("id"), self.name)
+        return dict(chart)
+
+
+class GetChartDataOperator(AnalyticsBaseOperator):
+    """Read a chart's data across all pages.
+
+    Without ``destination`` the rows go to XCom (``{"chart_id", "columns", "rows"}``), at most
+    ``max_xcom_rows`` of them: a bigger chart fails with a hint to give a destination. With one, the rows
+    stream to a CSV or JSON-lines file (local path or ``ObjectStoragePath`` URI) and the task returns
+    ``{"uri", "rows", "columns", "format"}``.
+
+    :param chart_id: the chart (templated).
+    :param destination: a file path or URI to write to (templated).
+    :param file_format: ``csv`` (header row of column names) or ``jsonl`` (one object per row).
+    :param overwrite: replace an existing file.
+    :param page_size: rows per request (1-100).
+    :param max_xcom_rows: the most rows returned through XCom when there is no destination.
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("chart_id", "destination")
+
+    def __init__(
+        self,
+        *,
+        chart_id: str,
+        destination: Any = None,
+        file_format: str = "csv",
+        overwrite: bool = False,
+        page_size: int = 100,
+        max_xcom_rows: int = 1000,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.chart_id = chart_id
+        self.destination = destination
+        self.file_format = file_format
+        self.overwrite = overwrite
+        self.page_size = page_size
+        self.max_xcom_rows = max_xcom_rows
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        validate_id(self.chart_id, "chart_id")
+        validate_page_size(self.page_size)
+        if self.file_format not in FILE_FORMATS:
+            raise AnalyticsInputError(f"file_format must be one of {', '.join(FILE_FORMATS)}, got {self.file_format!r}")
+        if not self.destination:
+            return self._to_xcom()
+        where = Destination.parse(self.destination)
+        if where.is_folder:
+            raise AnalyticsInputError(f"destination must name a file, got the folder {self.destination!r}")
+        refuse_existing(where.path, self.overwrite)
+        rows = self.hook.iter_chart_data(self.chart_id, self.page_size)
+        count = write_atomically(where.path, lambda out: self._write(rows, out))
+        self.log.info("Wrote %d rows of chart %s to %s", count, self.chart_id, where.path)
+        return {"uri": str(where.path), "rows": count, "columns": rows.columns or [], "format": self.file_format}
+
+    def _to_xcom(self) -> dict[str, Any]:
+        rows = self.hook.iter_chart_data(self.chart_id, self.page_size)
+        collected: list[list[Any]] = []
+        for row in rows:
+            if len(collected) >= self.max_xcom_rows:
+                raise AnalyticsInputError(
+                    f"chart {self.chart_id} has more than max_xcom_rows={self.max_xcom_rows} rows: give a "
+                    "destination to write them to a file instead of XCom"
+                )
+            collected.append(row)
+        return {"chart_id": self.chart_id, "columns": rows.columns or [], "rows": collected}
+
+    def _write(self, rows: ChartRows, out: BinaryIO) -> int:
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="")
+        count = 0
+        writer = csv.writer(text)
+        for row in rows:
+            names = [column["name"] for column in rows.columns or []]
+            if count == 0 and self.file_format == "csv":
+                writer.writerow(names)
+            if self.file_format == "csv":
+                writer.writerow(row)
+            else:
+                text.write(json.dumps(dict(zip(names, row, strict=True)), default=str) + "\n")
+            count += 1
+        text.flush()
+        text.detach()
+        return count

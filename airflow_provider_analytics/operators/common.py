@@ -1,0 +1,69 @@
+"""What every operator here shares: the connection id, the lazily built hook, durations, stable keys."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseOperator, Context
+
+from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+
+def seconds(value: float | int | timedelta | None, what: str, *, allow_none: bool = True) -> float | None:
+    """Normalise a duration given as seconds or a ``timedelta``; fail clearly on anything else.
+
+    :param value: the duration.
+    :param what: the parameter's name, for the message.
+    :param allow_none: whether ``None`` (no limit) is accepted.
+    """
+    if value is None:
+        if allow_none:
+            return None
+        raise AnalyticsInputError(f"{what} is required (seconds or a timedelta)")
+    if isinstance(value, timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise AnalyticsInputError(f"{what} must be a positive number of seconds or a timedelta, got {value!r}")
+    return float(value)
+
+
+def task_instance_key(context: Context, purpose: str, basis: object = None) -> str:
+    """An ``Idempotency-Key`` that is the same for every attempt of this task instance and ``basis``.
+
+    A retried task that repeats a POST with it gets the platform's first answer back instead of
+    creating or starting the work a second time.
+
+    :param context: the task's context.
+    :param purpose: what the POST does (``execute``, ``create``, ...), so keys of different calls differ.
+    :param basis: anything that should make a fresh key (for example the id of a failed earlier run).
+    """
+    ti = context["ti"]
+    identity = [ti.dag_id, ti.run_id, ti.task_id, ti.map_index, purpose, basis]
+    digest = hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()
+    return f"apa-{purpose}-{digest[:40]}"
+
+
+class AnalyticsBaseOperator(BaseOperator):
+    """Base for this provider's operators; the hook is built on first use, never at DAG parse time.
+
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    def __init__(self, *, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.analytics_conn_id = analytics_conn_id
+
+    @cached_property
+    def hook(self) -> AnalyticsHook:
+        """The hook for ``analytics_conn_id``."""
+        return AnalyticsHook(analytics_conn_id=self.analytics_conn_id)
+
+    def ui_link(self, path: str) -> str | None:
+        """A link into the platform UI, or ``None`` when the connection has no ``ui_url``."""
+        base = self.hook.ui_url
+        return f"{base}/{path.lstrip('/')}" if base else None

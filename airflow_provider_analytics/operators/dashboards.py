@@ -1,0 +1,113 @@
+"""Create and update dashboards, including dashboards kept as code."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from airflow.sdk import Context
+
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
+from airflow_provider_analytics.operators.links import DashboardLink
+from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.models import LayoutItem
+
+
+class _DashboardOperator(AnalyticsBaseOperator):
+    template_fields: Sequence[str] = ("name", "description", "tags", "layout")
+    template_fields_renderers = {"layout": "json"}
+    operator_extra_links = (DashboardLink(),)
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
+        layout: Sequence[LayoutItem] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.name = name
+        self.description = description
+        self.tags = tags
+        self.layout = layout
+
+    def _publish(self, context: Context, dashboard: Any) -> dict[str, Any]:
+        context["ti"].xcom_push(key="dashboard_id", value=dashboard.get("id"))
+        DashboardLink.persist(context, self.ui_link(f"dashboards/{dashboard.get('id')}"))
+        self.log.info("Dashboard %s (%s) is at version %s", dashboard.get("id"), self.name, dashboard.get("version"))
+        return dict(dashboard)
+
+
+class CreateDashboardOperator(_DashboardOperator):
+    """Create a dashboard; returns it. A retried task gets the first creation back instead of a duplicate.
+
+    With ``update_existing=True`` it keeps a dashboard *as code*: when exactly one dashboard already has
+    this name it is replaced with this definition (guarded by ``If-Match`` on the version just read, so a
+    concurrent edit is never overwritten silently); otherwise one is created.
+
+    :param name: the dashboard's name (templated).
+    :param description: description (templated).
+    :param tags: tags (templated).
+    :param layout: chart placements ``{"chart_id", "x", "y", "w", "h"}``; the charts must exist (templated).
+    :param update_existing: update the dashboard of the same name instead of creating another.
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    def __init__(self, *, update_existing: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.update_existing = update_existing
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        endpoints.create_dashboard(self.name, self.description, self.tags, self.layout)  # validates, sends nothing
+        if self.update_existing:
+            same_name = [item for item in self.hook.list_dashboards() if item.get("name") == self.name]
+            if len(same_name) > 1:
+                ids = ", ".join(str(item.get("id")) for item in same_name)
+                raise AnalyticsInputError(
+                    f"{len(same_name)} dashboards are named {self.name!r} ({ids}): use UpdateDashboardOperator "
+                    "with the dashboard_id to update one of them"
+                )
+            if same_name:
+                current = same_name[0]
+                dashboard = self.hook.update_dashboard(
+                    current["id"], self.name, self.description, self.tags, self.layout, if_match=current.get("version")
+                )
+                return self._publish(context, dashboard)
+        dashboard = self.hook.create_dashboard(
+            self.name, self.description, self.tags, self.layout, idempotency_key=task_instance_key(context, "dashboard")
+        )
+        return self._publish(context, dashboard)
+
+
+class UpdateDashboardOperator(_DashboardOperator):
+    """Replace a dashboard's name, description, tags and layout; returns the new version.
+
+    :param dashboard_id: the dashboard (templated).
+    :param if_match: the version you expect it to be at (templated); a newer one fails the task with
+        ``PreconditionFailedError`` instead of overwriting someone else's change.
+    :param name: the dashboard's name (templated).
+    :param description: description (templated).
+    :param tags: tags (templated).
+    :param layout: chart placements (templated).
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields: Sequence[str] = ("dashboard_id", "if_match", *_DashboardOperator.template_fields)
+
+    def __init__(self, *, dashboard_id: str, if_match: int | str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.dashboard_id = dashboard_id
+        self.if_match = if_match
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        version: Any = self.if_match
+        if isinstance(version, str):
+            # A rendered template arrives as text; anything not a whole number is refused by the hook.
+            version = int(version) if version.strip().isdigit() else (version.strip() or None)
+        dashboard = self.hook.update_dashboard(
+            self.dashboard_id, self.name, self.description, self.tags, self.layout, if_match=version
+        )
+        return self._publish(context, dashboard)

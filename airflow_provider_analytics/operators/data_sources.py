@@ -1,0 +1,39 @@
+"""Connect data sources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from airflow.sdk import Context
+
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
+
+
+class ConnectDataSourceOperator(AnalyticsBaseOperator):
+    """Connect a data source; returns it (secret connection fields are never returned or logged).
+
+    Pass secrets through templates from Airflow connections or variables (for example
+    ``"{{ conn.warehouse.password }}"``) so they are masked in logs and the rendered-fields view.
+
+    :param name: the data source's name (templated).
+    :param type: the source's type, e.g. ``postgres`` or ``bigquery`` (templated).
+    :param connection: connection settings (templated); secret fields are write-only on the platform.
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("name", "type", "connection")
+    template_fields_renderers = {"connection": "json"}
+
+    def __init__(self, *, name: str, type: str, connection: Mapping[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.name = name
+        self.type = type
+        self.connection = connection
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        source = self.hook.connect_data_source(
+            self.name, self.type, self.connection, idempotency_key=task_instance_key(context, "data_source")
+        )
+        self.log.info("Connected data source %s (%s, %s)", source.get("id"), self.name, self.type)
+        return dict(source)

@@ -1,0 +1,197 @@
+"""Generate reports from dashboards and download them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.sdk import Context, conf
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, seconds
+from airflow_provider_analytics.operators.jobs import RemoteJobFailed, RemoteJobOperator, RemoteJobTimeout
+from airflow_provider_analytics.operators.links import ReportLink
+from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire.endpoints import validate_id
+from airflow_provider_analytics.wire.outcomes import Outcome, report_outcome
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
+
+
+class GenerateReportOperator(RemoteJobOperator):
+    """Generate a report from dashboards and (by default) wait until it is ready; returns the report.
+
+    ``failed`` or ``expired`` fails the task with the platform's error. A task retry reattaches to the
+    report being generated, or returns the ready one, instead of generating another.
+
+    :param dashboard_ids: the dashboards to include, at least one (templated).
+    :param format: one of ``pdf csv xlsx html`` (templated).
+    :param name: the report's name, also the downloaded file's name (templated).
+    :param parameters: report parameters (templated).
+    :param wait_for_completion: wait until ready; ``False`` returns the pending report at once.
+    :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
+    :param poll_interval: seconds (or a ``timedelta``) between status checks.
+    :param timeout: seconds (or a ``timedelta``) to wait at most.
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("dashboard_ids", "format", "name", "parameters")
+    template_fields_renderers = {"parameters": "json"}
+    operator_extra_links = (ReportLink(),)
+    external_id_key = "analytics_report"
+    kind: ClassVar[str] = "report"
+    noun: ClassVar[str] = "report"
+    ui_color = "#fef3e8"
+
+    def __init__(
+        self,
+        *,
+        dashboard_ids: Sequence[str],
+        format: str = "pdf",
+        name: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.dashboard_ids = dashboard_ids
+        self.format = format
+        self.name = name
+        self.parameters = parameters
+
+    def validate(self) -> None:
+        # Building the request checks ids, format and the dashboard list without sending anything.
+        endpoints.generate_report(self.dashboard_ids, self.format, self.name, self.parameters)
+
+    def start(self, context: Context, idempotency_key: str) -> Mapping[str, Any]:
+        return self.hook.generate_report(
+            self.dashboard_ids, self.format, self.name, self.parameters, idempotency_key=idempotency_key
+        )
+
+    def external_id(self, resource: Mapping[str, Any]) -> Any:
+        return resource["id"]
+
+    def external_id_of_target(self, target: Mapping[str, Any]) -> Any:
+        return target.get("report_id")
+
+    def fetch(self, external_id: Any) -> Mapping[str, Any]:
+        return self.hook.get_report(external_id)
+
+    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
+        return report_outcome(resource)
+
+    def make_trigger(self, external_id: Any, deadline: float | None) -> AnalyticsPollTrigger:
+        from airflow_provider_analytics.triggers.reports import ReportTrigger
+
+        return ReportTrigger(
+            report_id=external_id,
+            poll_interval=self.poll_interval,
+            deadline=deadline,
+            analytics_conn_id=self.analytics_conn_id,
+        )
+
+    def publish(self, context: Context, external_id: Any) -> None:
+        context["ti"].xcom_push(key="report_id", value=external_id)
+        ReportLink.persist(context, self.ui_link(f"reports/{external_id}"))
+
+
+class DownloadReportOperator(AnalyticsBaseOperator):
+    """Stream a report to a local path or any ``ObjectStoragePath`` URI; returns the written file's URI.
+
+    A report still being generated is waited for (bounded by ``timeout``) instead of failing. The file is
+    verified (length and ``Repr-Digest``) before it appears at the destination. Declare the file as an
+    ``outlets=[Asset(...)]`` to schedule downstream DAGs on it: each outlet's event carries the file's
+    ``uri``, ``size`` and ``sha256``.
+
+    :param report_id: the report to download (templated).
+    :param destination: a file path or URI, or a folder ending in ``/`` (templated).
+    :param overwrite: replace an existing file; without it an existing target fails before downloading.
+    :param deferrable: wait for readiness in the triggerer (default: ``[operators] default_deferrable``).
+    :param poll_interval: seconds (or a ``timedelta``) between readiness checks.
+    :param timeout: seconds (or a ``timedelta``) to wait for readiness at most.
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("report_id", "destination")
+
+    def __init__(
+        self,
+        *,
+        report_id: str,
+        destination: Any,
+        overwrite: bool = False,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        poll_interval: float | timedelta = 10,
+        timeout: float | timedelta | None = 3600,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.report_id = report_id
+        self.destination = destination
+        self.overwrite = overwrite
+        self.deferrable = deferrable
+        self.poll_interval: float = seconds(poll_interval, "poll_interval", allow_none=False) or 10.0
+        self.timeout = seconds(timeout, "timeout")
+
+    def execute(self, context: Context) -> str:
+        validate_id(self.report_id, "report_id")
+        where = Destination.parse(self.destination)
+        if not where.is_folder:
+            refuse_existing(where.path, self.overwrite)
+        deadline = None if self.timeout is None else time.time() + self.timeout
+        report = self.hook.get_report(self.report_id)
+        while (outcome := report_outcome(report)) is None:
+            remaining = None if deadline is None else deadline - time.time()
+            if remaining is not None and remaining <= 0:
+                raise RemoteJobTimeout(
+                    f"report {self.report_id} was still {report.get('status')} after {self.timeout:g} s"
+                )
+            if self.deferrable:
+                from airflow_provider_analytics.triggers.reports import ReportTrigger
+
+                self.defer(
+                    trigger=ReportTrigger(
+                        report_id=self.report_id,
+                        poll_interval=self.poll_interval,
+                        deadline=deadline,
+                        analytics_conn_id=self.analytics_conn_id,
+                    ),
+                    method_name="execute_complete",
+                )
+            self.log.info("Report %s is %s; waiting for it to be ready", self.report_id, report.get("status"))
+            time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
+            report = self.hook.get_report(self.report_id)
+        if outcome == "failure":
+            raise RemoteJobFailed(self._failure(report))
+        return self._download(context)
+
+    def execute_complete(self, context: Context, event: Any = None) -> str:
+        """Resume once the report is ready (or the wait failed), then download."""
+        target = event.get("target") if isinstance(event, dict) else None
+        if not isinstance(target, dict) or event.get("kind") != "report" or target.get("report_id") != self.report_id:
+            raise AirflowException(f"{self.task_id}: unexpected trigger event {event!r}")
+        if event.get("status") == "timeout":
+            raise RemoteJobTimeout(f"report {self.report_id} was not ready after {self.timeout} s")
+        if event.get("status") != "success":
+            raise RemoteJobFailed(self._failure(event.get("resource") or {}) + f" ({event.get('message')})")
+        return self._download(context)
+
+    def _download(self, context: Context) -> str:
+        result = self.hook.download_report(self.report_id, self.destination, overwrite=self.overwrite)
+        self.log.info("Downloaded report %s to %s (%d bytes, sha256 %s)", self.report_id, result.uri, result.size,
+                      result.sha256)  # fmt: skip
+        context["ti"].xcom_push(key="download", value=result.to_dict())
+        for outlet in self.outlets:
+            if type(outlet).__name__ == "Asset":
+                context["outlet_events"][outlet].extra.update(result.to_dict())
+        return result.uri
+
+    def _failure(self, report: Any) -> str:
+        error = report.get("error") or {}
+        return (
+            f"report {self.report_id} is {report.get('status', 'unknown')}: "
+            f"{error.get('type', 'no_error_type')}: {error.get('message', 'the platform gave no message')}"
+        )

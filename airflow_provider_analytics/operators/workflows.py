@@ -1,0 +1,121 @@
+"""Run platform workflows from DAGs, and create them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.sdk import Context
+
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
+from airflow_provider_analytics.operators.jobs import RemoteJobOperator
+from airflow_provider_analytics.operators.links import ExecutionLink
+from airflow_provider_analytics.wire.endpoints import validate_id
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.outcomes import Outcome, execution_outcome
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
+
+
+class ExecuteWorkflowOperator(RemoteJobOperator):
+    """Start a workflow execution and (by default) wait for it; returns the final execution with its outputs.
+
+    A failed or cancelled execution fails the task with the platform's error type and message. A task
+    retry reattaches to a running execution, returns a succeeded one, and starts a fresh one only after a
+    failure. Killing the task (or running out of ``timeout``) cancels the execution.
+
+    :param workflow_id: the workflow to run (templated).
+    :param inputs: the execution's inputs, a mapping (templated).
+    :param wait_for_completion: wait for a terminal state; ``False`` returns the queued execution at once.
+    :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
+    :param poll_interval: seconds (or a ``timedelta``) between status checks.
+    :param timeout: seconds (or a ``timedelta``) to wait at most; then the execution is cancelled.
+    :param cancel_on_kill: cancel the execution when the task is killed or times out.
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("workflow_id", "inputs")
+    template_fields_renderers = {"inputs": "json"}
+    operator_extra_links = (ExecutionLink(),)
+    external_id_key = "analytics_execution"
+    kind: ClassVar[str] = "execution"
+    noun: ClassVar[str] = "execution"
+    ui_color = "#e8f0fe"
+
+    def __init__(self, *, workflow_id: str, inputs: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.workflow_id = workflow_id
+        self.inputs = inputs
+
+    def validate(self) -> None:
+        validate_id(self.workflow_id, "workflow_id")
+        if self.inputs is not None and not isinstance(self.inputs, Mapping):
+            raise AnalyticsInputError(f"inputs must be a mapping (dict), got {type(self.inputs).__name__}")
+
+    def start(self, context: Context, idempotency_key: str) -> Mapping[str, Any]:
+        return self.hook.execute_workflow(self.workflow_id, self.inputs, idempotency_key=idempotency_key)
+
+    def external_id(self, resource: Mapping[str, Any]) -> Any:
+        return {"workflow_id": resource.get("workflow_id", self.workflow_id), "execution_id": resource["id"]}
+
+    def external_id_of_target(self, target: Mapping[str, Any]) -> Any:
+        return {"workflow_id": target.get("workflow_id"), "execution_id": target.get("execution_id")}
+
+    def fetch(self, external_id: Any) -> Mapping[str, Any]:
+        return self.hook.get_execution(external_id["workflow_id"], external_id["execution_id"])
+
+    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
+        return execution_outcome(resource)
+
+    def make_trigger(self, external_id: Any, deadline: float | None) -> AnalyticsPollTrigger:
+        from airflow_provider_analytics.triggers.executions import ExecutionTrigger
+
+        return ExecutionTrigger(
+            workflow_id=external_id["workflow_id"],
+            execution_id=external_id["execution_id"],
+            poll_interval=self.poll_interval,
+            deadline=deadline,
+            analytics_conn_id=self.analytics_conn_id,
+        )
+
+    def publish(self, context: Context, external_id: Any) -> None:
+        context["ti"].xcom_push(key="execution_id", value=external_id["execution_id"])
+        ExecutionLink.persist(
+            context, self.ui_link(f"workflows/{external_id['workflow_id']}/executions/{external_id['execution_id']}")
+        )
+
+    def describe(self, external_id: Any) -> str:
+        return f"execution {external_id['execution_id']} of workflow {external_id['workflow_id']}"
+
+    def cancel(self, external_id: Any) -> bool:
+        self.hook.cancel_execution(external_id["workflow_id"], external_id["execution_id"])
+        return True
+
+
+class CreateWorkflowOperator(AnalyticsBaseOperator):
+    """Create a workflow; a retried task gets the first creation back instead of a duplicate.
+
+    :param name: the workflow's name (templated).
+    :param configuration: the workflow definition, a mapping (templated).
+    :param description: optional description (templated).
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("name", "configuration", "description")
+    template_fields_renderers = {"configuration": "json"}
+
+    def __init__(
+        self, *, name: str, configuration: Mapping[str, Any], description: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.name = name
+        self.configuration = configuration
+        self.description = description
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        workflow = self.hook.create_workflow(
+            self.name, self.configuration, self.description, idempotency_key=task_instance_key(context, "workflow")
+        )
+        self.log.info("Workflow %s (%s) is ready", workflow.get("id"), workflow.get("name"))
+        return dict(workflow)

@@ -1,0 +1,1 @@
+"""Sensors that wait on platform state."""

@@ -1,0 +1,144 @@
+"""Gate a pipeline on a data source having synced after a given time."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue, conf
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
+
+from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
+from airflow_provider_analytics.wire.endpoints import validate_id
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.outcomes import parse_time, sync_outcome
+
+
+class DataSourceSyncedSensor(BaseSensorOperator):
+    """Succeed once the data source's data is fresh: ``last_synced_at >= synced_after``.
+
+    Freshness, not status, decides: a source may read ``syncing`` while its last completed sync already
+    covers the run. A sync that *failed* after ``synced_after`` fails the task at once (or skips it with
+    ``soft_fail``) when ``fail_on_sync_failure`` is set. Works in poke, reschedule and deferrable modes;
+    returns the sync status.
+
+    :param data_source_id: the data source (templated).
+    :param synced_after: an aware datetime or ISO 8601 string with an offset (templated); default: the
+        run's data interval end, else its logical date, else its start.
+    :param fail_on_sync_failure: fail on a sync that failed after ``synced_after``.
+    :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("data_source_id", "synced_after")
+    ui_color = "#e6f4ea"
+
+    def __init__(
+        self,
+        *,
+        data_source_id: str,
+        synced_after: datetime | str | None = None,
+        fail_on_sync_failure: bool = True,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        analytics_conn_id: str = DEFAULT_CONN_ID,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.data_source_id = data_source_id
+        self.synced_after = synced_after
+        self.fail_on_sync_failure = fail_on_sync_failure
+        self.deferrable = deferrable
+        self.analytics_conn_id = analytics_conn_id
+
+    @cached_property
+    def hook(self) -> AnalyticsHook:
+        """The hook for ``analytics_conn_id``."""
+        return AnalyticsHook(analytics_conn_id=self.analytics_conn_id)
+
+    def threshold(self, context: Context) -> datetime:
+        """The time the data must be fresh from (see ``synced_after``)."""
+        value: Any = self.synced_after
+        if value is None or value == "":
+            dag_run = context.get("dag_run")
+            value = (
+                context.get("data_interval_end")
+                or context.get("logical_date")
+                or getattr(dag_run, "run_after", None)
+                or getattr(dag_run, "start_date", None)
+            )
+        parsed = parse_time(value) if isinstance(value, str) else value
+        if not isinstance(parsed, datetime) or parsed.tzinfo is None:
+            raise AnalyticsInputError(
+                f"synced_after must be a timezone-aware datetime or an ISO 8601 string with an offset "
+                f"(e.g. 2026-11-21T10:00:00Z), got {value!r}"
+            )
+        return parsed
+
+    def poke(self, context: Context) -> PokeReturnValue | bool:
+        threshold = self.threshold(context)
+        status = self.hook.get_sync_status(self.data_source_id)
+        outcome = sync_outcome(status, threshold, self.fail_on_sync_failure)
+        if outcome == "failure":
+            raise AirflowFailException(self._failure(status, threshold))
+        if outcome == "success":
+            self.log.info("Data source %s synced at %s (needed %s)", self.data_source_id,
+                          status.get("last_synced_at"), threshold.isoformat())  # fmt: skip
+            return PokeReturnValue(is_done=True, xcom_value=dict(status))
+        self.log.info("Data source %s is %s, last synced %s; waiting for a sync after %s", self.data_source_id,
+                      status.get("status"), status.get("last_synced_at"), threshold.isoformat())  # fmt: skip
+        return False
+
+    def execute(self, context: Context) -> Any:
+        validate_id(self.data_source_id, "data_source_id")
+        threshold = self.threshold(context)
+        if not self.deferrable:
+            return super().execute(context)
+        first = self.poke(context)
+        if isinstance(first, PokeReturnValue):
+            return first.xcom_value
+        from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
+
+        self.defer(
+            trigger=DataSourceSyncTrigger(
+                data_source_id=self.data_source_id,
+                synced_after=threshold.isoformat(),
+                fail_on_sync_failure=self.fail_on_sync_failure,
+                poll_interval=float(self.poke_interval),
+                deadline=time.time() + float(self.timeout),
+                analytics_conn_id=self.analytics_conn_id,
+            ),
+            method_name="execute_complete",
+        )
+
+    def execute_complete(self, context: Context, event: Any = None) -> Any:
+        """Resume from the trigger: check the event is ours, then succeed, fail or time out."""
+        target = event.get("target") if isinstance(event, dict) else None
+        if (
+            not isinstance(target, dict)
+            or event.get("kind") != "sync"
+            or target.get("data_source_id") != self.data_source_id
+        ):
+            raise AirflowException(f"{self.task_id}: unexpected trigger event {event!r}")
+        status = event.get("resource") or {}
+        if event.get("status") == "success":
+            return status
+        if event.get("status") == "failure":
+            raise AirflowFailException(self._failure(status, self.threshold(context)))
+        if event.get("status") == "timeout":
+            raise AirflowSensorTimeout(
+                f"data source {self.data_source_id} did not sync in time: {event.get('message')}"
+            )
+        raise AirflowException(str(event.get("message")))
+
+    def _failure(self, status: Any, threshold: datetime) -> str:
+        error = status.get("error") or {}
+        message = (
+            f"data source {self.data_source_id}: the sync attempted at {status.get('last_attempt_at')} "
+            f"(after {threshold.isoformat()}) failed: {error.get('type', 'unknown_error')}: "
+            f"{error.get('message', 'the platform gave no message')}"
+        )
+        # With soft_fail Airflow replaces this exception with a generic skip: log why first.
+        self.log.error("%s", message)
+        return message

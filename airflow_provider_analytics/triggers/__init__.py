@@ -1,0 +1,1 @@
+"""Deferrable triggers: one per thing waited on, all built on :class:`~.base.AnalyticsPollTrigger`."""

@@ -1,0 +1,115 @@
+"""The one poll loop every trigger runs; concrete triggers only say what to fetch and when it is done.
+
+A trigger only reads: it never starts or creates anything, so the triggerer may restart it from its
+serialized kwargs at any time without side effects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
+from airflow_provider_analytics.wire.errors import (
+    AnalyticsError,
+    AnalyticsTransportError,
+    RateLimitedError,
+    ServerError,
+)
+from airflow_provider_analytics.wire.outcomes import Outcome
+
+# Still failing after the client's own retries: keep polling until the deadline rather than failing the
+# task over an outage the platform will recover from.
+TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
+EVENT_STATUSES = frozenset({"success", "failure", "timeout", "error"})
+
+
+class AnalyticsPollTrigger(BaseTrigger):
+    """Polls one platform resource until it is done, failed, or the deadline passes.
+
+    Events are ``{"status", "kind", "target", "resource", "message"}`` with ``status`` one of
+    ``success``, ``failure``, ``timeout`` (the deadline passed; ``resource`` is the last state seen) or
+    ``error`` (a permanent API error such as 401/404).
+
+    :param target: the ids of the thing waited on (JSON values only).
+    :param poll_interval: seconds between polls.
+    :param deadline: epoch seconds after which the trigger gives up with a ``timeout`` event.
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    kind: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        poll_interval: float,
+        deadline: float | None = None,
+        analytics_conn_id: str = DEFAULT_CONN_ID,
+    ) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # Airflow leaves it unannotated
+        self.poll_interval = float(poll_interval)
+        self.deadline = deadline
+        self.analytics_conn_id = analytics_conn_id
+
+    @property
+    @abstractmethod
+    def target(self) -> dict[str, Any]:
+        """The ids (and settings) that identify what is waited on; serialized as kwargs."""
+
+    @abstractmethod
+    async def fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
+        """Fetch the resource's current state."""
+
+    @abstractmethod
+    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
+        """``success``/``failure`` when the wait is over, else ``None``."""
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        """Class path and JSON-compatible kwargs; ``__init__`` of the same class accepts them back."""
+        kwargs = {
+            **self.target,
+            "poll_interval": self.poll_interval,
+            "deadline": self.deadline,
+            "analytics_conn_id": self.analytics_conn_id,
+        }
+        return f"{type(self).__module__}.{type(self).__qualname__}", kwargs
+
+    def _event(self, status: str, resource: Mapping[str, Any] | None, message: str) -> TriggerEvent:
+        return TriggerEvent(  # type: ignore[no-untyped-call]
+            {
+                "status": status,
+                "kind": self.kind,
+                "target": self.target,
+                "resource": dict(resource) if resource is not None else None,
+                "message": message,
+            }
+        )
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        """Poll until the resource is done or failed, a permanent error occurs, or the deadline passes."""
+        async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
+            resource: Mapping[str, Any] | None = None
+            while True:
+                try:
+                    resource = await self.fetch(hook)
+                except TRANSIENT_ERRORS as exc:
+                    self.log.warning("Polling %s %s failed, will poll again: %s", self.kind, self.target, exc)
+                except AnalyticsError as exc:
+                    yield self._event("error", resource, f"polling {self.kind} {self.target} failed: {exc}")
+                    return
+                else:
+                    outcome = self.outcome(resource)
+                    if outcome is not None:
+                        yield self._event(outcome, resource, f"{self.kind} is {resource.get('status')}")
+                        return
+                    self.log.info("%s %s is %s", self.kind, self.target, resource.get("status"))
+                remaining = None if self.deadline is None else self.deadline - time.time()
+                if remaining is not None and remaining <= 0:
+                    yield self._event("timeout", resource, f"gave up waiting for {self.kind} {self.target}")
+                    return
+                await asyncio.sleep(self.poll_interval if remaining is None else min(self.poll_interval, remaining))
