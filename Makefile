@@ -32,5 +32,8 @@ pytest: install
 
 test: lint typecheck pytest
 
+demo: install
+	$(BIN)/python tools/demo.py
+
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache

@@ -1,0 +1,42 @@
+"""(d) Fire and forget, then gate on the result: start a refresh without holding a task, sense freshness.
+
+``start_refresh`` returns as soon as the platform has queued the execution. Other work runs meanwhile;
+``events_fresh`` then waits, in the triggerer, until the events source has synced after the refresh began.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from airflow.sdk import DAG, task
+
+from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
+from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
+
+with DAG(
+    dag_id="analytics_fire_and_forget",
+    schedule="@hourly",
+    start_date=datetime(2026, 11, 1),
+    catchup=False,
+    tags=["analytics", "example"],
+):
+    start_refresh = ExecuteWorkflowOperator(
+        task_id="start_refresh",
+        workflow_id="wf_sessionize_events",
+        inputs={"hour": "{{ data_interval_start }}"},
+        wait_for_completion=False,
+    )
+
+    @task
+    def unrelated_work() -> str:
+        return "done while the platform works"
+
+    events_fresh = DataSourceSyncedSensor(
+        task_id="events_fresh",
+        data_source_id="ds_events",
+        synced_after="{{ ti.xcom_pull(task_ids='start_refresh')['created_at'] }}",
+        deferrable=True,
+        poke_interval=5,
+        timeout=1800,
+    )
+    start_refresh >> [unrelated_work(), events_fresh]

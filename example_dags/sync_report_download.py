@@ -1,0 +1,52 @@
+"""(b) Gate on a data source's sync, then generate a report from dashboards and download it.
+
+The sensor waits until ``ds_warehouse`` has synced *after* the run's data interval ended (freshness,
+not status). The report file lands in a local folder; for object storage use a URI instead, e.g.
+``destination="s3://analytics-exports/sales/{{ ds }}/"`` with an ``aws_default`` connection.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from airflow.sdk import DAG, Asset
+
+from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
+from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
+
+EXPORT_DIR = "{{ var.value.get('analytics_export_dir', '/tmp/analytics-exports') }}"
+sales_report_file = Asset("analytics-sales-report")
+
+with DAG(
+    dag_id="analytics_sync_report_download",
+    schedule="@daily",
+    start_date=datetime(2026, 11, 1),
+    catchup=False,
+    tags=["analytics", "example"],
+):
+    warehouse_fresh = DataSourceSyncedSensor(
+        task_id="warehouse_fresh",
+        data_source_id="ds_warehouse",
+        # synced_after defaults to the run's data interval end
+        deferrable=True,
+        poke_interval=5,
+        timeout=3600,
+    )
+    generate = GenerateReportOperator(
+        task_id="generate",
+        dashboard_ids=["db_sales", "db_product"],
+        format="pdf",
+        name="sales-{{ ds }}",
+        parameters={"period": "{{ ds }}"},
+        deferrable=True,
+        poll_interval=2,
+        timeout=1800,
+    )
+    download = DownloadReportOperator(
+        task_id="download",
+        report_id="{{ ti.xcom_pull(task_ids='generate')['id'] }}",
+        destination=EXPORT_DIR + "/{{ ds }}/",
+        overwrite=True,
+        outlets=[sales_report_file],
+    )
+    warehouse_fresh >> generate >> download

@@ -1,0 +1,40 @@
+"""(a) Run a platform workflow and use its outputs downstream.
+
+The execution is started with inputs from the run, waited for in the triggerer (no worker slot held),
+and its ``outputs`` feed the next task. A retry of ``enrich`` never starts a second execution.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from airflow.sdk import DAG, task
+
+from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
+
+with DAG(
+    dag_id="analytics_workflow_outputs",
+    schedule="@daily",
+    start_date=datetime(2026, 11, 1),
+    catchup=False,
+    tags=["analytics", "example"],
+):
+    enrich = ExecuteWorkflowOperator(
+        task_id="enrich",
+        workflow_id="wf_nightly_enrichment",
+        inputs={"day": "{{ ds }}", "mode": "incremental"},
+        deferrable=True,
+        poll_interval=2,
+        timeout=600,  # then the execution is cancelled and the task fails saying so
+        retries=2,
+    )
+
+    @task
+    def check_volume(execution: dict) -> str:
+        outputs = execution["outputs"]
+        rows = int(outputs["rows_processed"])
+        if rows == 0:
+            raise ValueError(f"execution {execution['id']} processed no rows")
+        return f"{rows} rows written to {outputs.get('output_table', 'the warehouse')}"
+
+    check_volume(enrich.output)
