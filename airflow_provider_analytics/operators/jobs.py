@@ -26,7 +26,8 @@ from airflow_provider_analytics.wire.outcomes import Outcome
 if TYPE_CHECKING:
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 
-# Leave the task this long before its execution_timeout, so our trigger fires first and cancels cleanly.
+# Stop waiting this long before the task's execution_timeout (a tenth of it, at most 15 s), so our own
+# deadline fires first and cancels the remote work cleanly instead of Airflow killing the task.
 EXECUTION_TIMEOUT_MARGIN = 15.0
 
 
@@ -227,5 +228,6 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         ti = context.get("ti")
         start = getattr(ti, "start_date", None)
         if self.execution_timeout is not None and start is not None:
-            deadlines.append(start.timestamp() + self.execution_timeout.total_seconds() - EXECUTION_TIMEOUT_MARGIN)
+            limit = self.execution_timeout.total_seconds()
+            deadlines.append(start.timestamp() + limit - min(EXECUTION_TIMEOUT_MARGIN, limit / 10))
         return min(deadlines) if deadlines else None

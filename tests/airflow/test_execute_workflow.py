@@ -102,3 +102,13 @@ def test_fire_and_forget_returns_the_queued_execution(run_dag, sandbox, mode):
     assert result.states["run"] == "success"
     assert result.xcom("run")["status"] in ("queued", "running")
     assert len(executions_of(sandbox)) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_execution_timeout_cancels_before_airflow_kills_the_task(run_dag, sandbox, mode, capfd):
+    sandbox.state.set_timings(slow(running=60))
+    result = run_dag(f"test_workflow_execution_timeout_{mode}", workflow_id=WORKFLOW)
+    assert result.states["run"] == "failed"
+    [execution] = executions_of(sandbox)
+    assert execution["status"] == "cancelled"
+    assert "it was cancelled" in capfd.readouterr().out

@@ -73,3 +73,13 @@ for mode in ("poll", "defer"):
             retries=1,
             retry_delay=timedelta(0),
         )
+
+    with DAG(f"test_workflow_execution_timeout_{mode}", schedule=None, start_date=START, catchup=False):
+        # No `timeout`: the task's own execution_timeout bounds the wait; the execution must be cancelled.
+        ExecuteWorkflowOperator(
+            task_id="run",
+            workflow_id=WORKFLOW,
+            deferrable=deferrable,
+            poll_interval=0.1,
+            execution_timeout=timedelta(seconds=4),
+        )

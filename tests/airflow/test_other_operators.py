@@ -1,0 +1,64 @@
+"""The create, update and read operators through real Airflow runs."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+
+def test_create_source_chart_dashboard_and_update_it(run_dag, sandbox):
+    result = run_dag("test_create_objects")
+    assert set(result.states.values()) == {"success"}
+    source = result.xcom("source")
+    assert "password" not in source["connection"]
+    chart = result.xcom("chart")
+    assert chart["data_source_id"] == source["id"]
+    dashboard = result.xcom("dashboard")
+    assert dashboard["layout"][0]["chart_id"] == chart["id"]
+    updated = result.xcom("update")
+    assert updated["id"] == dashboard["id"]
+    assert updated["version"] == dashboard["version"] + 1
+    assert updated["name"] == "Orders (renamed)"
+    put = [r for r in sandbox.state.requests if r.method == "PUT"]
+    assert put[0].headers["if-match"] == f'"{dashboard["version"]}"'
+    assert result.xcom("workflow")["name"] == "orders-rollup"
+    posts = [r for r in sandbox.state.requests if r.method == "POST"]
+    assert all(r.headers["idempotency-key"].startswith("apa-") for r in posts)
+
+
+def test_a_stale_if_match_fails_instead_of_overwriting(run_dag, sandbox):
+    dashboard = sandbox.state.dashboards()[0]
+    result = run_dag("test_stale_update", dashboard_id=dashboard["id"], version=dashboard["version"] + 5, name="x")
+    assert result.states == {"update": "failed"}
+    assert sandbox.state.dashboards()[0]["name"] == dashboard["name"]
+
+
+def test_dashboard_as_code_creates_once_then_updates(run_dag, sandbox):
+    first = run_dag("test_dashboard_as_code", description="v1").xcom("dashboard")
+    second = run_dag("test_dashboard_as_code", description="v2").xcom("dashboard")
+    assert second["id"] == first["id"]
+    assert second["version"] == first["version"] + 1
+    assert second["description"] == "v2"
+    assert [d["id"] for d in sandbox.state.dashboards() if d["name"] == "Managed"] == [first["id"]]
+
+
+def test_chart_data_to_xcom_bounded_and_to_files(run_dag, sandbox, tmp_path):
+    chart = sandbox.state.charts()[0]
+    result = run_dag("test_chart_data", chart_id=chart["id"], folder=str(tmp_path))
+    assert result.states == {
+        "to_xcom": "success",
+        "too_big_for_xcom": "failed",
+        "to_csv": "success",
+        "to_jsonl": "success",
+    }
+    data = result.xcom("to_xcom")
+    names = [column["name"] for column in data["columns"]]
+    assert len(data["rows"]) > 100, "more than one page"
+    with (tmp_path / "rows.csv").open() as handle:
+        table = list(csv.reader(handle))
+    assert table[0] == names
+    assert len(table) - 1 == len(data["rows"]) == result.xcom("to_csv")["rows"]
+    lines = (tmp_path / "rows.jsonl").read_text().splitlines()
+    assert json.loads(lines[0]) == dict(zip(names, data["rows"][0], strict=True))
+    assert len(lines) == len(data["rows"])
+    assert result.xcom("to_csv")["uri"] == str(tmp_path / "rows.csv")
