@@ -51,15 +51,8 @@ def _masked_config(conn: Any) -> ClientConfig:
     return config
 
 
-class AnalyticsHook(BaseHook):
-    """Blocking hook for the Analytics Platform /v1 API.
-
-    Every method returns plain JSON-compatible dicts and raises the
-    :mod:`~airflow_provider_analytics.wire.errors` tree. Every POST carries an ``Idempotency-Key`` (a fresh
-    one when the caller gives none), so retries of any call are safe.
-
-    :param analytics_conn_id: the Airflow connection of type ``analytics``.
-    """
+class _AnalyticsConnection(BaseHook):
+    """What both hooks share: the connection type, its default id and the ``analytics_conn_id`` name."""
 
     conn_name_attr = "analytics_conn_id"
     default_conn_name = DEFAULT_CONN_ID
@@ -69,6 +62,17 @@ class AnalyticsHook(BaseHook):
     def __init__(self, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.analytics_conn_id = analytics_conn_id
+
+
+class AnalyticsHook(_AnalyticsConnection):
+    """Blocking hook for the Analytics Platform /v1 API.
+
+    Every method returns plain JSON-compatible dicts and raises the
+    :mod:`~airflow_provider_analytics.wire.errors` tree. Every POST carries an ``Idempotency-Key`` (a fresh
+    one when the caller gives none), so retries of any call are safe.
+
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
 
     @cached_property
     def connection(self) -> Any:
@@ -324,7 +328,7 @@ class AnalyticsHook(BaseHook):
         return True, f"Connected to the Analytics Platform at {probe.base_url}{where}"
 
 
-class AnalyticsAsyncHook(BaseHook):
+class AnalyticsAsyncHook(_AnalyticsConnection):
     """Asyncio hook for triggers: one client for the hook's whole life, connection looked up asynchronously.
 
     Use it as ``async with AnalyticsAsyncHook(conn_id) as hook: ...`` so the client is closed.
@@ -332,14 +336,8 @@ class AnalyticsAsyncHook(BaseHook):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    conn_name_attr = "analytics_conn_id"
-    default_conn_name = DEFAULT_CONN_ID
-    conn_type = "analytics"
-    hook_name = "Analytics Platform"
-
     def __init__(self, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.analytics_conn_id = analytics_conn_id
+        super().__init__(analytics_conn_id, **kwargs)
         self._client: AsyncAnalyticsClient | None = None
 
     async def get_client(self) -> AsyncAnalyticsClient:

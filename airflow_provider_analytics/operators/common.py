@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import timedelta
 from functools import cached_property
 from typing import Any
@@ -27,7 +28,7 @@ def seconds(value: float | int | timedelta | None, what: str, *, allow_none: boo
         raise AnalyticsInputError(f"{what} is required (seconds or a timedelta)")
     if isinstance(value, timedelta):
         value = value.total_seconds()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise AnalyticsInputError(f"{what} must be a positive number of seconds or a timedelta, got {value!r}")
     return float(value)
 

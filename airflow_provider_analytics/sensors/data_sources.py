@@ -8,7 +8,12 @@ from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue, conf
-from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
+from airflow.sdk.exceptions import (
+    AirflowException,
+    AirflowFailException,
+    AirflowSensorTimeout,
+    AirflowSkipException,
+)
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
 from airflow_provider_analytics.wire.endpoints import validate_id
@@ -95,7 +100,13 @@ class DataSourceSyncedSensor(BaseSensorOperator):
         threshold = self.threshold(context)
         if not self.deferrable:
             return super().execute(context)
-        first = self.poke(context)
+        try:
+            first = self.poke(context)
+        except AirflowFailException as failure:
+            # This first check runs outside BaseSensorOperator.execute, which is where soft_fail is applied.
+            if self.soft_fail or self.never_fail:
+                raise AirflowSkipException(f"Skipping (soft_fail): {failure}") from failure
+            raise
         if isinstance(first, PokeReturnValue):
             return first.xcom_value
         from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
