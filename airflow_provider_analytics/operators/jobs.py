@@ -16,12 +16,17 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow.sdk import Context, ResumableJobMixin, conf
+from airflow.sdk import Context, conf
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, seconds, task_instance_key
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 from airflow_provider_analytics.wire.outcomes import Outcome
+
+try:
+    from airflow.sdk import ResumableJobMixin
+except ImportError:  # Airflow < 3.3: the compat provider's stand-in starts afresh on every try
+    from airflow.providers.common.compat.sdk import ResumableJobMixin
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
