@@ -129,6 +129,7 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         previous = store.get(self.external_id_key) if store is not None else f"try-{context['ti'].try_number}"
         resource = self.start(context, task_instance_key(context, self.kind, previous))
         external_id = self.external_id(resource)
+        self._running_id = external_id  # from here on, on_kill can cancel it
         self.log.info("Started %s (status %s)", self.describe(external_id), resource.get("status"))
         self.publish(context, external_id)
         return external_id

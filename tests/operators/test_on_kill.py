@@ -28,8 +28,8 @@ def test_on_kill_cancels_the_execution_being_waited_for(sandbox, cancel_on_kill)
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
-    for _ in range(200):
-        if sandbox.state.executions():
+    for _ in range(500):  # wait until the task is waiting: it has polled the execution at least once
+        if any(r.method == "GET" and "/executions/" in r.path for r in sandbox.state.requests):
             break
         time.sleep(0.02)
     [started] = sandbox.state.executions()
