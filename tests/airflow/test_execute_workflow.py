@@ -98,6 +98,7 @@ def test_retry_after_a_failed_execution_starts_a_fresh_one(run_dag, sandbox, mod
 
 @pytest.mark.parametrize("mode", MODES)
 def test_fire_and_forget_returns_the_queued_execution(run_dag, sandbox, mode):
+    sandbox.state.set_timings(slow(running=60))
     result = run_dag(f"test_workflow_nowait_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "success"
     assert result.xcom("run")["status"] in ("queued", "running")

@@ -143,6 +143,8 @@ def test_request_log_records_what_was_received(client: httpx.Client, state: Sand
 
 def test_admin_endpoints(analytics_sandbox: SandboxServer, client: httpx.Client) -> None:
     base = f"{analytics_sandbox.base_url}/_sandbox"
+    # Long enough that the execution cannot finish by itself between these calls on a loaded machine.
+    analytics_sandbox.state.set_timings(Timings(execution_queued=1, execution_running=2))
     assert httpx.get(f"{base}/health").json()["ok"] is True
     client.post("/v1/workflows/wf_churn_scoring/execute", json={})
     assert len(httpx.get(f"{base}/requests").json()["data"]) == 1

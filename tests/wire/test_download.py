@@ -19,6 +19,7 @@ import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.hooks.destinations import download_report_to
+from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.client import AnalyticsClient
@@ -407,6 +408,7 @@ def test_non_ascii_name_becomes_a_portable_name(hook: AnalyticsHook, sandbox: Sa
 
 
 def test_not_ready_report_is_a_conflict(hook: AnalyticsHook, sandbox: SandboxServer, tmp_path: Path) -> None:
+    sandbox.state.set_timings(Timings(report_pending=5, report_generating=5))  # cannot become ready meanwhile
     report = hook.generate_report(["db_sales"], "pdf")
     assert report["status"] == "pending"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_analytics import __version__
+from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.contract import EXECUTION_TERMINAL, ExecutionStatus, ReportStatus
 from airflow_provider_analytics.wire.errors import ConflictError, PreconditionFailedError
@@ -81,6 +82,7 @@ def test_same_idempotency_key_starts_one_execution(api, sandbox):
 
 
 def test_cancel_execution_and_conflict_once_terminal(api, sandbox):
+    sandbox.state.set_timings(Timings(execution_queued=5, execution_running=5))  # still running when cancelled
     workflow_id = api.items(endpoints.list_workflows(), limit=1)[0]["id"]
     execution = api.call(endpoints.execute_workflow(workflow_id))
     cancelled = api.call(endpoints.cancel_execution(workflow_id, execution["id"]))

@@ -7,6 +7,7 @@ import socket
 import httpx
 import pytest
 
+from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
@@ -75,6 +76,7 @@ def test_bad_cursor_is_invalid_request(api, sandbox):
 
 
 def test_downloading_an_unready_report_is_a_conflict_and_an_expired_one_is_gone(api, sandbox):
+    sandbox.state.set_timings(Timings(report_pending=5, report_generating=5))
     dashboard_id = api.items(endpoints.list_dashboards(), limit=1)[0]["id"]
     report = api.call(endpoints.generate_report([dashboard_id], "csv"))
     spec = endpoints.download_report(report["id"])
