@@ -14,12 +14,13 @@ import time
 from abc import abstractmethod
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.sdk import Context, conf
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, seconds, task_instance_key
+from airflow_provider_analytics.operators.waiting import checked_event, wait_until_done
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 from airflow_provider_analytics.wire.outcomes import Outcome
 
@@ -152,21 +153,17 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         resource = self.fetch(external_id)
         if not self.wait_for_completion:
             return resource
-        while (outcome := self.outcome(resource)) is None:
-            remaining = None if self._deadline is None else self._deadline - time.time()
-            if remaining is not None and remaining <= 0:
-                self._give_up(external_id, resource)
-            if self.deferrable:
-                self.defer(
-                    trigger=self.make_trigger(external_id, self._deadline),
-                    method_name="execute_complete",
-                    # Only a backstop if the triggerer is gone: our trigger fires at the deadline itself.
-                    timeout=None if remaining is None else timedelta(seconds=remaining + 300),
-                )
-            self.log.info("%s is %s; next check in %g s", self.describe(external_id), resource.get("status"),
-                          self.poll_interval)  # fmt: skip
-            time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
-            resource = self.fetch(external_id)
+        resource, outcome = wait_until_done(
+            self,
+            resource,
+            fetch=lambda: self.fetch(external_id),
+            outcome=self.outcome,
+            deadline=self._deadline,
+            poll_interval=self.poll_interval,
+            describe=self.describe(external_id),
+            give_up=lambda last: self._give_up(external_id, last),
+            trigger=(lambda: self.make_trigger(external_id, self._deadline)) if self.deferrable else None,
+        )
         return self._finish(external_id, resource, outcome)
 
     def get_job_result(self, external_id: Any, context: Context) -> Any:
@@ -174,17 +171,10 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
 
     def execute_complete(self, context: Context, event: Any = None) -> Any:
         """Resume after the trigger fired: check the event is ours and well-formed, then finish."""
-        from airflow_provider_analytics.triggers.base import EVENT_STATUSES
-
-        if (
-            not isinstance(event, Mapping)
-            or event.get("status") not in EVENT_STATUSES
-            or event.get("kind") != self.kind
-        ):
-            raise AirflowException(f"{self.task_id}: unexpected trigger event {event!r}")
+        event = checked_event(event, self.kind, self.task_id)
         store = context.get("task_state_store")
         expected = store.get(self.external_id_key) if store is not None else None
-        external_id = self.external_id_of_target(event.get("target") or {})
+        external_id = self.external_id_of_target(event["target"])
         if expected is not None and expected != external_id:
             raise AirflowException(f"{self.task_id}: the event is for {external_id}, this task started {expected}")
         resource = event.get("resource")
@@ -211,7 +201,7 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
             f"{error.get('type', 'unknown_error')}: {error.get('message', 'the platform gave no message')}"
         )
 
-    def _give_up(self, external_id: Any, resource: Mapping[str, Any]) -> None:
+    def _give_up(self, external_id: Any, resource: Mapping[str, Any]) -> NoReturn:
         cancelled = self.cancel_on_kill and self._cancel_quietly(external_id)
         raise RemoteJobTimeout(
             f"gave up waiting for {self.describe(external_id)} (last status {resource.get('status', 'unknown')}) "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.sdk import Context, conf
 from airflow.sdk.exceptions import AirflowException
@@ -14,6 +14,7 @@ from airflow_provider_analytics.hooks.destinations import Destination, refuse_ex
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, seconds
 from airflow_provider_analytics.operators.jobs import RemoteJobFailed, RemoteJobOperator, RemoteJobTimeout
 from airflow_provider_analytics.operators.links import ReportLink
+from airflow_provider_analytics.operators.waiting import checked_event, wait_until_done
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.outcomes import Outcome, report_outcome
@@ -142,42 +143,44 @@ class DownloadReportOperator(AnalyticsBaseOperator):
         if not where.is_folder:
             refuse_existing(where.path, self.overwrite)
         deadline = None if self.timeout is None else time.time() + self.timeout
-        report = self.hook.get_report(self.report_id)
-        while (outcome := report_outcome(report)) is None:
-            remaining = None if deadline is None else deadline - time.time()
-            if remaining is not None and remaining <= 0:
-                raise RemoteJobTimeout(
-                    f"report {self.report_id} was still {report.get('status')} after {self.timeout:g} s"
-                )
-            if self.deferrable:
-                from airflow_provider_analytics.triggers.reports import ReportTrigger
-
-                self.defer(
-                    trigger=ReportTrigger(
-                        report_id=self.report_id,
-                        poll_interval=self.poll_interval,
-                        deadline=deadline,
-                        analytics_conn_id=self.analytics_conn_id,
-                    ),
-                    method_name="execute_complete",
-                )
-            self.log.info("Report %s is %s; waiting for it to be ready", self.report_id, report.get("status"))
-            time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
-            report = self.hook.get_report(self.report_id)
+        report, outcome = wait_until_done(
+            self,
+            self.hook.get_report(self.report_id),
+            fetch=lambda: self.hook.get_report(self.report_id),
+            outcome=report_outcome,
+            deadline=deadline,
+            poll_interval=self.poll_interval,
+            describe=f"report {self.report_id}",
+            give_up=self._not_ready,
+            trigger=(lambda: self._trigger(deadline)) if self.deferrable else None,
+        )
         if outcome == "failure":
             raise RemoteJobFailed(self._failure(report))
         return self._download(context)
 
     def execute_complete(self, context: Context, event: Any = None) -> str:
         """Resume once the report is ready (or the wait failed), then download."""
-        target = event.get("target") if isinstance(event, dict) else None
-        if not isinstance(target, dict) or event.get("kind") != "report" or target.get("report_id") != self.report_id:
-            raise AirflowException(f"{self.task_id}: unexpected trigger event {event!r}")
+        event = checked_event(event, "report", self.task_id)
+        if event["target"].get("report_id") != self.report_id:
+            raise AirflowException(f"{self.task_id}: unexpected trigger event {event!r} (another report)")
         if event.get("status") == "timeout":
             raise RemoteJobTimeout(f"report {self.report_id} was not ready after {self.timeout} s")
         if event.get("status") != "success":
             raise RemoteJobFailed(self._failure(event.get("resource") or {}) + f" ({event.get('message')})")
         return self._download(context)
+
+    def _trigger(self, deadline: float | None) -> AnalyticsPollTrigger:
+        from airflow_provider_analytics.triggers.reports import ReportTrigger
+
+        return ReportTrigger(
+            report_id=self.report_id,
+            poll_interval=self.poll_interval,
+            deadline=deadline,
+            analytics_conn_id=self.analytics_conn_id,
+        )
+
+    def _not_ready(self, report: Mapping[str, Any]) -> NoReturn:
+        raise RemoteJobTimeout(f"report {self.report_id} was still {report.get('status')} after {self.timeout:g} s")
 
     def _download(self, context: Context) -> str:
         result = self.hook.download_report(self.report_id, self.destination, overwrite=self.overwrite)

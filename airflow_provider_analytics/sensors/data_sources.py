@@ -16,6 +16,7 @@ from airflow.sdk.exceptions import (
 )
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
+from airflow_provider_analytics.operators.waiting import checked_event
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.outcomes import parse_time, sync_outcome
@@ -125,13 +126,9 @@ class DataSourceSyncedSensor(BaseSensorOperator):
 
     def execute_complete(self, context: Context, event: Any = None) -> Any:
         """Resume from the trigger: check the event is ours, then succeed, fail or time out."""
-        target = event.get("target") if isinstance(event, dict) else None
-        if (
-            not isinstance(target, dict)
-            or event.get("kind") != "sync"
-            or target.get("data_source_id") != self.data_source_id
-        ):
-            raise AirflowException(f"{self.task_id}: unexpected trigger event {event!r}")
+        event = checked_event(event, "sync", self.task_id)
+        if event["target"].get("data_source_id") != self.data_source_id:
+            raise AirflowException(f"{self.task_id}: unexpected trigger event {event!r} (another data source)")
         status = event.get("resource") or {}
         if event.get("status") == "success":
             return status

@@ -21,12 +21,12 @@ from airflow_provider_analytics.wire.errors import (
     RateLimitedError,
     ServerError,
 )
-from airflow_provider_analytics.wire.outcomes import Outcome
+from airflow_provider_analytics.wire.outcomes import EVENT_STATUSES, Outcome
 
 # Still failing after the client's own retries: keep polling until the deadline rather than failing the
 # task over an outage the platform will recover from.
 TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
-EVENT_STATUSES = frozenset({"success", "failure", "timeout", "error"})
+__all__ = ["EVENT_STATUSES", "TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
 
 
 class AnalyticsPollTrigger(BaseTrigger):

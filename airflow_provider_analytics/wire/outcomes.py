@@ -12,6 +12,8 @@ from typing import Any, Literal
 from airflow_provider_analytics.wire.contract import ExecutionStatus, ReportStatus, SyncStatus
 
 Outcome = Literal["success", "failure"]
+# What a trigger event's "status" may be: an outcome, the deadline passing, or a permanent API error.
+EVENT_STATUSES = frozenset({"success", "failure", "timeout", "error"})
 
 
 def execution_outcome(execution: Mapping[str, Any]) -> Outcome | None:

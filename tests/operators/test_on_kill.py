@@ -9,7 +9,9 @@ import pytest
 
 from airflow_provider_analytics.operators.jobs import RemoteJobFailed
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
-from tests.operators.test_operator_units import SLOW, WORKFLOW, make_context
+from tests.support.context import SLOW, make_context
+
+WORKFLOW = "wf_nightly_enrichment"
 
 
 @pytest.mark.parametrize("cancel_on_kill", [True, False])

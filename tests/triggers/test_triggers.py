@@ -21,7 +21,6 @@ from airflow.triggers.base import TriggerEvent
 
 import airflow_provider_analytics.triggers as triggers_package
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.base import EVENT_STATUSES, AnalyticsPollTrigger
@@ -30,20 +29,12 @@ from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.outcomes import execution_outcome, parse_time, report_outcome, sync_outcome
+from tests.support.context import SLOW
 
 CONN_ENV = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
 WORKFLOW = "wf_nightly_enrichment"
 DATA_SOURCE = "ds_warehouse"
 POLL = 0.05
-# Slow enough that nothing finishes while a test looks at it.
-SLOW = Timings(
-    execution_queued=600,
-    execution_running=600,
-    sync_pending=600,
-    sync_running=600,
-    report_pending=600,
-    report_generating=600,
-)
 
 
 # Helpers ----------------------------------------------------------------------------------------------

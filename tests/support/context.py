@@ -1,0 +1,54 @@
+"""Test data shared by unit tests: sandbox timings that never finish, and a task context's stand-ins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_analytics.sandbox.config import Timings
+
+# Slow enough that nothing finishes while a test looks at it.
+SLOW = Timings(
+    execution_queued=600,
+    execution_running=600,
+    sync_pending=600,
+    sync_running=600,
+    report_pending=600,
+    report_generating=600,
+)
+
+
+# Test data: the bits of a task's context the operators read -------------------------------------------
+
+
+class StubTaskInstance:
+    """The task instance attributes the operators use, recording XCom pushes."""
+
+    dag_id = "analytics_dag"
+    run_id = "manual__2026-11-20T00:00:00+00:00"
+    task_id = "task"
+    map_index = -1
+    try_number = 1
+
+    def __init__(self) -> None:
+        self.stats_tags: dict[str, str] = {}
+        self.xcom: dict[str, Any] = {}
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        self.xcom[key] = value
+
+
+class StubTaskStateStore:
+    """A ``task_state_store`` kept in a dict."""
+
+    def __init__(self, values: dict[str, Any] | None = None) -> None:
+        self.values = dict(values or {})
+
+    def get(self, key: str) -> Any:
+        return self.values.get(key)
+
+    def set(self, key: str, value: Any) -> None:
+        self.values[key] = value
+
+
+def make_context(**extra: Any) -> dict[str, Any]:
+    return {"ti": StubTaskInstance(), "task_state_store": StubTaskStateStore(), **extra}
