@@ -41,6 +41,12 @@ log = logging.getLogger("airflow_provider_analytics.wire")
 T = TypeVar("T")
 USER_AGENT = f"airflow-provider-analytics/{__version__}"
 DEFAULT_TIMEOUT = 30.0
+MAX_TIMEOUT = 3600.0
+# JSON answers are small (a page is at most 100 items); the cap keeps a hostile or broken answer from
+# taking the process's memory: the parsed objects of a body can need many times its size.
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+# Reports are files of a few MB to a few GB; a download that claims more is refused, not written.
+DEFAULT_MAX_DOWNLOAD_BYTES = 10 * 1024**3
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
@@ -51,10 +57,12 @@ class ClientConfig:
     :param base_url: scheme, host, optional port and optional path prefix, without ``/v1``.
     :param token: the API token sent as ``Authorization: Bearer``.
     :param workspace_id: the workspace to act in (``X-Workspace-Id``); ``None`` uses the token's default.
-    :param timeout: seconds for each HTTP request (connect, read, write and pool alike).
+    :param timeout: seconds one HTTP request may take in all (connecting, sending, reading the answer).
     :param verify: ``True``, ``False`` or the path of a CA bundle.
     :param retry: the retry policy.
     :param allow_insecure_http: allow plain ``http://`` to a host that is not loopback.
+    :param max_response_bytes: the largest JSON answer (after decompression) the client reads.
+    :param max_download_bytes: the largest report file the client downloads.
     """
 
     base_url: str
@@ -64,6 +72,8 @@ class ClientConfig:
     verify: bool | str = True
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     allow_insecure_http: bool = False
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", _check_base_url(self.base_url, self.allow_insecure_http))
@@ -71,8 +81,14 @@ class ClientConfig:
             raise AnalyticsInputError("the API token is empty: set it as the connection's password")
         if self.workspace_id is not None:
             validate_id(self.workspace_id, "workspace_id")
-        if not self.timeout > 0:
-            raise AnalyticsInputError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
+        if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)):
+            raise AnalyticsInputError(f"timeout must be a number of seconds, got {self.timeout!r}")
+        if not 0 < self.timeout <= MAX_TIMEOUT:
+            raise AnalyticsInputError(f"timeout must be over 0 and at most {MAX_TIMEOUT:g} s, got {self.timeout!r}")
+        for name in ("max_response_bytes", "max_download_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
+                raise AnalyticsInputError(f"{name} must be a whole number of bytes, at least 1024, got {value!r}")
 
 
 def _check_base_url(url: str, allow_insecure_http: bool) -> str:

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_RETRIES_LIMIT = 20
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,10 @@ class RetryPolicy:
     jitter: float = 0.25
 
     def __post_init__(self) -> None:
-        if self.max_retries < 0:
-            raise ValueError(f"max_retries must be 0 or more, got {self.max_retries}")
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int):
+            raise ValueError(f"max_retries must be a whole number, got {self.max_retries!r}")
+        if not 0 <= self.max_retries <= MAX_RETRIES_LIMIT:
+            raise ValueError(f"max_retries must be from 0 to {MAX_RETRIES_LIMIT}, got {self.max_retries}")
         if not 0 <= self.jitter <= 1:
             raise ValueError(f"jitter must be between 0 and 1, got {self.jitter}")
 
