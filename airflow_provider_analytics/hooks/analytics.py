@@ -289,15 +289,20 @@ class AnalyticsHook(_AnalyticsConnection):
         """
         return self.client.call(endpoints.get_report(report_id))
 
-    def download_report(self, report_id: str, destination: Any, overwrite: bool = False) -> DownloadResult:
+    def download_report(
+        self, report_id: str, destination: Any, overwrite: bool = False, *, report: Mapping[str, Any] | None = None
+    ) -> DownloadResult:
         """Stream a ready report to a local path or an ``ObjectStoragePath`` URI, verified before it appears.
 
         :param report_id: the report's id.
         :param destination: a file path or URI, or a folder (ending in ``/``: the platform's file name,
-            made safe, is used inside it).
+            made safe, is used inside it when its extension matches the content type, else
+            ``<report_id>.<ext>``).
         :param overwrite: replace an existing file; without it an existing target fails before downloading.
+        :param report: the report as last fetched (``get_report``); its ``size_bytes`` and ``sha256`` then
+            bound and check the file as well.
         """
-        return download_report_to(self.client, report_id, destination, overwrite=overwrite)
+        return download_report_to(self.client, report_id, destination, overwrite=overwrite, report=report)
 
     # Connection test ------------------------------------------------------------------------------------
 

@@ -6,9 +6,10 @@ download is verified, so a failed download never leaves a file (complete-looking
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -45,7 +46,7 @@ class DownloadResult:
 
 @dataclass(frozen=True)
 class Destination:
-    """A parsed destination: the path, whether it is a folder, whether it is local."""
+    """A parsed destination: the path, whether it is a folder, whether it is on local disk."""
 
     path: AnyPath
     is_folder: bool
@@ -81,6 +82,21 @@ class Destination:
             f"got {type(destination).__name__}"
         )
 
+    def prepare(self) -> None:
+        """Create the folder the file goes in, or fail with what to change; before any request is sent."""
+        folder = self.path if self.is_folder else self.path.parent
+        try:
+            if self.is_folder and self.path.exists() and not self.path.is_dir():
+                raise AnalyticsInputError(
+                    f"destination {self.path} ends in '/' but is an existing file: name a folder, or drop the '/' "
+                    "to write to that file"
+                )
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise AnalyticsInputError(
+                f"cannot create the folder {folder} for the report: {exc.strerror or exc}"
+            ) from None
+
     def target(self, filename: str) -> AnyPath:
         """The file to write: the destination itself, or ``filename`` inside it when it is a folder."""
         return self.path / filename if self.is_folder else self.path
@@ -105,26 +121,48 @@ def refuse_existing(target: AnyPath, overwrite: bool) -> None:
         raise AnalyticsInputError(f"{target} already exists: pass overwrite=True to replace it, or pick another path")
 
 
+def _open_new(partial: AnyPath) -> BinaryIO:
+    if isinstance(partial, Path):
+        # A local file is created, never reused: O_EXCL refuses an existing file or a planted symlink.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+        return os.fdopen(os.open(partial, flags, 0o666), "wb")
+    opened: BinaryIO = partial.open("wb")
+    return opened
+
+
 def write_atomically(target: AnyPath, write: Callable[[BinaryIO], T]) -> T:
-    """Run ``write`` on a temporary file beside ``target``, then move it into place; on failure remove it.
+    """Run ``write`` on a new temporary file beside ``target``, then move it into place; on failure remove it.
 
     :param target: the final file.
     :param write: writes the content to the binary file object it is given.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.parent / f".{target.name}.{secrets.token_hex(4)}.part"
+    partial = target.parent / f".{target.name}.{secrets.token_hex(8)}.part"
     try:
-        with partial.open("wb") as out:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with _open_new(partial) as out:
             result = write(out)
         partial.replace(target)
+    except OSError as exc:
+        _remove(partial)
+        raise AnalyticsInputError(f"cannot write {target}: {exc.strerror or exc}") from None
     except BaseException:
-        partial.unlink(missing_ok=True)
+        _remove(partial)
         raise
     return result
 
 
+def _remove(partial: AnyPath) -> None:
+    with contextlib.suppress(OSError):  # the error that brought us here is the one to report
+        partial.unlink(missing_ok=True)
+
+
 def download_report_to(
-    client: AnalyticsClient, report_id: str, destination: object, *, overwrite: bool = False
+    client: AnalyticsClient,
+    report_id: str,
+    destination: object,
+    *,
+    overwrite: bool = False,
+    report: Mapping[str, Any] | None = None,
 ) -> DownloadResult:
     """Stream a ready report to ``destination`` and return what was written.
 
@@ -132,11 +170,17 @@ def download_report_to(
     :param report_id: the report's id.
     :param destination: a local path, a URI or an ``ObjectStoragePath``; ending in ``/`` means a folder.
     :param overwrite: replace an existing file.
+    :param report: the report as the platform last described it; its ``size_bytes`` and ``sha256`` then
+        bound and check the download too.
     """
     where = Destination.parse(destination)
     if not where.is_folder:
         refuse_existing(where.path, overwrite)
-    with ReportStream(client, report_id) as stream:
+    where.prepare()
+    known = report or {}
+    with ReportStream(
+        client, report_id, expected_size=known.get("size_bytes"), expected_sha256=known.get("sha256")
+    ) as stream:
         target = where.target(stream.filename or f"{report_id}.{stream.extension}")
         if where.is_folder:
             refuse_existing(target, overwrite)

@@ -156,7 +156,7 @@ class DownloadReportOperator(AnalyticsBaseOperator):
         )
         if outcome == "failure":
             raise RemoteJobFailed(self._failure(report))
-        return self._download(context)
+        return self._download(context, report)
 
     def execute_complete(self, context: Context, event: Any = None) -> str:
         """Resume once the report is ready (or the wait failed), then download."""
@@ -167,7 +167,8 @@ class DownloadReportOperator(AnalyticsBaseOperator):
             raise RemoteJobTimeout(f"report {self.report_id} was not ready after {self.timeout} s")
         if event.get("status") != "success":
             raise RemoteJobFailed(self._failure(event.get("resource") or {}) + f" ({event.get('message')})")
-        return self._download(context)
+        resource = event.get("resource")
+        return self._download(context, resource if isinstance(resource, Mapping) else None)
 
     def _trigger(self, deadline: float | None) -> AnalyticsPollTrigger:
         from airflow_provider_analytics.triggers.reports import ReportTrigger
@@ -182,8 +183,8 @@ class DownloadReportOperator(AnalyticsBaseOperator):
     def _not_ready(self, report: Mapping[str, Any]) -> NoReturn:
         raise RemoteJobTimeout(f"report {self.report_id} was still {report.get('status')} after {self.timeout:g} s")
 
-    def _download(self, context: Context) -> str:
-        result = self.hook.download_report(self.report_id, self.destination, overwrite=self.overwrite)
+    def _download(self, context: Context, report: Mapping[str, Any] | None) -> str:
+        result = self.hook.download_report(self.report_id, self.destination, overwrite=self.overwrite, report=report)
         self.log.info("Downloaded report %s to %s (%d bytes, sha256 %s)", self.report_id, result.uri, result.size,
                       result.sha256)  # fmt: skip
         context["ti"].xcom_push(key="download", value=result.to_dict())

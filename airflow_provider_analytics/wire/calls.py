@@ -48,12 +48,15 @@ class Page(Generic[T]):
 
 @dataclass(frozen=True)
 class PagedCall(Generic[T]):
-    """A cursor-paginated list; :meth:`page` builds the call for one page."""
+    """A cursor-paginated list; :meth:`page` builds the call for one page.
+
+    ``check`` validates what else a page carries (chart data pages carry ``columns``).
+    """
 
     route: str
     path: str
     page_size: int
-    item_key: str = "data"
+    check: Callable[[dict[str, Any]], None] | None = None
 
     def page(self, cursor: str | None) -> Call[Page[T]]:
         """Build the call that fetches the page at ``cursor`` (``None`` for the first)."""
@@ -65,10 +68,16 @@ class PagedCall(Generic[T]):
 
     def _parse_page(self, body: Any) -> Page[T]:
         document = expect_object(body)
-        items = document.get(self.item_key)
+        items = document.get("data")
         cursor = document.get("next_cursor")
-        if not isinstance(items, list) or not (cursor is None or isinstance(cursor, str)):
-            raise UnexpectedResponseError(f"{self.path} answered a page without a '{self.item_key}' list")
+        if not isinstance(items, list):
+            raise UnexpectedResponseError("the platform answered a page without a 'data' list")
+        if not (cursor is None or isinstance(cursor, str)):
+            raise UnexpectedResponseError(
+                f"the page's next_cursor must be a string or null, not {type(cursor).__name__}"
+            )
+        if self.check is not None:
+            self.check(document)
         return Page(cast("list[T]", items), cursor or None, document)
 
 

@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from airflow_provider_analytics.wire.core import BaseAnalyticsClient, ClientConfig, Exchange, Outcome, Sleep
+from airflow_provider_analytics.wire.core import Answer, BaseAnalyticsClient, ClientConfig, Exchange, Reply, Send, Sleep
+from airflow_provider_analytics.wire.deadline import install_deadlines, request_deadline
 from airflow_provider_analytics.wire.endpoints import Call, PagedCall, RequestSpec
 from airflow_provider_analytics.wire.pagination import AsyncPager, SyncPager
 
@@ -34,6 +35,7 @@ class AnalyticsClient(BaseAnalyticsClient):
     ) -> None:
         super().__init__(config)
         self._http = httpx.Client(transport=transport, **self._httpx_options())
+        install_deadlines(self._http)
         self._sleep = sleep
 
     def call(self, call: Call[T]) -> T:
@@ -46,30 +48,39 @@ class AnalyticsClient(BaseAnalyticsClient):
 
     def open_stream(self, spec: RequestSpec) -> httpx.Response:
         """Send with retries and return the successful response with its body unread; close it after use."""
-        return self._run(self._exchange(self._http, spec, stream=True))
+        return self._run(self._exchange(self._http, spec, stream=True)).response
 
-    def _run(self, exchange: Exchange) -> httpx.Response:
-        outcome: Outcome = None
+    def _run(self, exchange: Exchange) -> Answer:
+        reply: Reply = None
         while True:
             try:
-                step = exchange.send(outcome)
+                step = exchange.send(reply)
             except StopIteration as done:
-                final: httpx.Response = done.value
-                return final
+                answer: Answer = done.value
+                return answer
             if isinstance(step, Sleep):
                 self._sleep(step.seconds)
-                outcome = None
-                continue
-            response = None
+                reply = None
+            else:
+                reply = self._attempt(step)
+
+    def _attempt(self, step: Send) -> Reply:
+        with request_deadline(step.deadline):
             try:
                 response = self._http.send(step.request, stream=True)
-                if not step.stream or response.is_error:
-                    response.read()
-                outcome = response
             except httpx.TransportError as exc:
-                if response is not None:
-                    response.close()
-                outcome = exc
+                return exc
+            if step.stream and response.is_success:
+                return Answer(response, None)
+            try:
+                body = self.body_reader(response)
+                for chunk in (response.content,) if response.is_stream_consumed else response.iter_raw():
+                    body.feed(chunk)
+                return Answer(response, body.finish())
+            except httpx.TransportError as exc:
+                return exc
+            finally:
+                response.close()
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -99,6 +110,7 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
     ) -> None:
         super().__init__(config)
         self._http = httpx.AsyncClient(transport=transport, **self._httpx_options())
+        install_deadlines(self._http)
         self._sleep = sleep
 
     async def call(self, call: Call[T]) -> T:
@@ -109,28 +121,40 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
         """Iterate a paginated list lazily with ``async for``."""
         return AsyncPager(lambda cursor: self.call(paged.page(cursor)))
 
-    async def _run(self, exchange: Exchange) -> httpx.Response:
-        outcome: Outcome = None
+    async def _run(self, exchange: Exchange) -> Answer:
+        reply: Reply = None
         while True:
             try:
-                step = exchange.send(outcome)
+                step = exchange.send(reply)
             except StopIteration as done:
-                final: httpx.Response = done.value
-                return final
+                answer: Answer = done.value
+                return answer
             if isinstance(step, Sleep):
                 await self._sleep(step.seconds)
-                outcome = None
-                continue
-            response = None
+                reply = None
+            else:
+                reply = await self._attempt(step)
+
+    async def _attempt(self, step: Send) -> Reply:
+        with request_deadline(step.deadline):
             try:
                 response = await self._http.send(step.request, stream=True)
-                if not step.stream or response.is_error:
-                    await response.aread()
-                outcome = response
             except httpx.TransportError as exc:
-                if response is not None:
-                    await response.aclose()
-                outcome = exc
+                return exc
+            if step.stream and response.is_success:
+                return Answer(response, None)
+            try:
+                body = self.body_reader(response)
+                if response.is_stream_consumed:
+                    body.feed(response.content)
+                else:
+                    async for chunk in response.aiter_raw():
+                        body.feed(chunk)
+                return Answer(response, body.finish())
+            except httpx.TransportError as exc:
+                return exc
+            finally:
+                await response.aclose()
 
     async def aclose(self) -> None:
         """Close the connection pool."""

@@ -14,6 +14,7 @@ import os
 import random
 import ssl
 import threading
+import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
@@ -22,16 +23,20 @@ from urllib.parse import urlsplit
 import httpx
 
 from airflow_provider_analytics import __version__
+from airflow_provider_analytics.wire.bodies import ACCEPT_ENCODING, BoundedBody
 from airflow_provider_analytics.wire.contract import HEADER_REQUEST_ID, HEADER_WORKSPACE, LIFECYCLE_HEADERS
+from airflow_provider_analytics.wire.deadline import current_call_deadline
 from airflow_provider_analytics.wire.endpoints import Call, RequestSpec, validate_id
 from airflow_provider_analytics.wire.errors import (
     AnalyticsConnectionError,
+    AnalyticsError,
     AnalyticsInputError,
     AnalyticsTimeoutError,
     AnalyticsTLSError,
     AnalyticsTransportError,
     UnexpectedResponseError,
     api_error_from_response,
+    clean_text,
     is_tls_failure,
 )
 from airflow_provider_analytics.wire.retry import RetryPolicy, parse_retry_after
@@ -91,21 +96,48 @@ class ClientConfig:
                 raise AnalyticsInputError(f"{name} must be a whole number of bytes, at least 1024, got {value!r}")
 
 
+def without_userinfo(url: str) -> str:
+    """``url`` with any ``user:password@`` removed, for messages: credentials never reach a log line."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        scheme, rest = "", url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    return f"{scheme}{separator}{authority}{slash}{path}"
+
+
 def _check_base_url(url: str, allow_insecure_http: bool) -> str:
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise AnalyticsInputError(f"the base URL must look like https://api.example.com (scheme and host), got {url!r}")
+    if not isinstance(url, str) or any(ch.isspace() or not ch.isprintable() for ch in url.strip()):
+        raise AnalyticsInputError(
+            f"the base URL must not contain spaces or control characters, got {without_userinfo(str(url))!r}"
+        )
+    try:
+        parts = urlsplit(url.strip())
+        hostname, _ = parts.hostname, parts.port
+    except ValueError:
+        hostname = None
+    if hostname is None or parts.scheme not in ("http", "https"):
+        raise AnalyticsInputError(
+            "the base URL must look like https://api.example.com (scheme http or https, a host, an optional "
+            f"port from 1 to 65535), got {without_userinfo(url)!r}"
+        )
     if parts.query or parts.fragment or parts.username or parts.password:
         raise AnalyticsInputError("the base URL must not carry a query, a fragment or credentials")
-    if parts.scheme == "http" and not allow_insecure_http and not is_loopback(parts.hostname):
+    if parts.scheme == "http" and not allow_insecure_http and not is_loopback(hostname):
         raise AnalyticsInputError(
-            f"refusing plain http:// to {parts.hostname}: the token would travel unencrypted. Use https://, "
+            f"refusing plain http:// to {hostname}: the token would travel unencrypted. Use https://, "
             'or set the connection extra "allow_insecure_http": true for a trusted private network'
         )
     path = parts.path.rstrip("/")
     if path.endswith("/v1"):
         path = path[: -len("/v1")]
-    return f"{parts.scheme}://{parts.netloc}{path}"
+    base = f"{parts.scheme}://{parts.netloc}{path}"
+    try:
+        httpx.URL(base)
+    except httpx.InvalidURL as exc:
+        raise AnalyticsInputError(f"the base URL {base!r} is not a valid URL: {exc}") from None
+    return base
 
 
 def _tls_verification(verify: bool | str) -> bool | ssl.SSLContext:
@@ -129,9 +161,14 @@ def is_loopback(hostname: str) -> bool:
 
 @dataclass(frozen=True)
 class Send:
-    """Step: send ``request``; with ``stream`` the body is left unread (error bodies are always read)."""
+    """Step: send ``request`` and have its answer back by ``deadline`` (a :func:`time.monotonic` time).
+
+    With ``stream`` a successful answer's body is left unread; any other body is read, within
+    :meth:`BaseAnalyticsClient.body_reader`'s bound.
+    """
 
     request: httpx.Request
+    deadline: float
     stream: bool = False
 
 
@@ -142,9 +179,17 @@ class Sleep:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Answer:
+    """An HTTP answer and its decoded body (``None`` while a streamed body is still unread)."""
+
+    response: httpx.Response
+    body: bytes | None
+
+
 Step: TypeAlias = Send | Sleep
-Outcome: TypeAlias = httpx.Response | httpx.TransportError | None
-Exchange: TypeAlias = Generator[Step, Outcome, httpx.Response]
+Reply: TypeAlias = Answer | httpx.TransportError | None  # what a transport hands back for a step
+Exchange: TypeAlias = Generator[Step, Reply, Answer]
 
 
 class _LifecycleNotices:
@@ -189,7 +234,7 @@ class BaseAnalyticsClient:
         return f"{type(self).__name__}(base_url={self.config.base_url!r}, workspace_id={self.config.workspace_id!r})"
 
     def _httpx_options(self) -> dict[str, Any]:
-        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
         if self.config.workspace_id:
             headers[HEADER_WORKSPACE] = self.config.workspace_id
         return {
@@ -204,42 +249,74 @@ class BaseAnalyticsClient:
         headers = {"Authorization": f"Bearer {self.config.token}", **spec.headers}
         return http.build_request(spec.method, spec.path, params=spec.params, json=spec.json_body, headers=headers)
 
+    def body_reader(self, response: httpx.Response) -> BoundedBody:
+        """What collects an answer's body: raw bytes in, decoded and bounded by ``max_response_bytes``.
+
+        A transport that built the answer in memory (``httpx.MockTransport``) has already decoded it: the
+        driver feeds ``response.content`` then, and nothing is decoded twice.
+        """
+        request = response.request
+        encoding = None if response.is_stream_consumed else response.headers.get("Content-Encoding")
+        return BoundedBody(encoding, self.config.max_response_bytes, f"{request.method} {request.url.path}")
+
     def _exchange(self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, *, stream: bool = False) -> Exchange:
-        """The retry loop: yields steps, receives outcomes, returns the first successful response."""
+        """The retry loop: yields steps, receives replies, returns the first successful answer.
+
+        Each attempt has ``timeout`` seconds in all; a :func:`~.deadline.call_deadline` in force also bounds
+        the attempts and the waits between them together.
+        """
         policy = self.config.retry
         retries = 0
         while True:
-            outcome = yield Send(self._build_request(http, spec), stream)
-            if isinstance(outcome, httpx.TransportError):
+            now = time.monotonic()
+            call_deadline = current_call_deadline()
+            if call_deadline is not None and call_deadline <= now:
+                raise AnalyticsTimeoutError(
+                    f"{spec.method} {spec.path} was not sent: the time allowed for it had run out",
+                    method=spec.method,
+                    path=spec.path,
+                )
+            deadline = (
+                now + self.config.timeout if call_deadline is None else min(now + self.config.timeout, call_deadline)
+            )
+            reply = yield Send(self._build_request(http, spec), deadline, stream)
+            error: AnalyticsError
+            if isinstance(reply, httpx.TransportError):
+                error = self._transport_error(spec, reply)
                 reason = policy.retry_reason(retries_done=retries, idempotent=spec.idempotent, transport_error=True)
-                if reason is None:
-                    raise self._transport_error(spec, outcome) from outcome
-                wait: float | None = policy.backoff(retries, self._random.random())
-                reason = f"{reason}: {type(outcome).__name__}"
-            elif isinstance(outcome, httpx.Response):
-                LIFECYCLE_NOTICES.note(spec, outcome)
-                if not outcome.is_error:
-                    return outcome
-                retry_after = parse_retry_after(outcome.headers.get("Retry-After"))
+                wait = None if reason is None else policy.backoff(retries, self._random.random())
+                reason = f"{reason}: {type(reply).__name__}"
+            elif isinstance(reply, Answer):
+                response = reply.response
+                LIFECYCLE_NOTICES.note(spec, response)
+                if response.is_success:
+                    return reply
+                if not response.is_error:
+                    raise UnexpectedResponseError(
+                        f"{spec.method} {spec.path} answered {response.status_code}, which no request of this "
+                        "client expects (redirects are not followed)",
+                        request_id=clean_text(response.headers.get(HEADER_REQUEST_ID, ""), 200) or None,
+                    )
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
                 error = api_error_from_response(
-                    outcome.status_code,
-                    outcome.headers,
-                    outcome.content,
+                    response.status_code,
+                    response.headers,
+                    reply.body or b"",
                     method=spec.method,
                     path=spec.path,
                     retry_after=retry_after,
                 )
                 reason = policy.retry_reason(
-                    retries_done=retries, idempotent=spec.idempotent, status=outcome.status_code
+                    retries_done=retries, idempotent=spec.idempotent, status=response.status_code
                 )
                 wait = None if reason is None else policy.wait_before_retry(retries, retry_after, self._random.random())
-                if wait is None:
-                    raise error
-                reason = f"{reason}, request id {error.request_id or 'unknown'}"
+                reason = f"{reason}, request id {getattr(error, 'request_id', None) or 'unknown'}"
             else:  # pragma: no cover - a driver bug, not a platform answer
-                raise TypeError(f"the transport driver sent {outcome!r}")
-            if wait is None:  # pragma: no cover - every branch above has set it or raised
-                raise AssertionError("no wait computed")
+                raise TypeError(f"the transport driver sent {reply!r}")
+            if wait is None or (call_deadline is not None and time.monotonic() + wait >= call_deadline):
+                if isinstance(reply, httpx.TransportError):
+                    raise error from reply
+                raise error
             retries += 1
             log.warning(
                 "%s %s failed (%s); retry %d of %d in %.2f s",
@@ -271,14 +348,18 @@ class BaseAnalyticsClient:
         )
 
     @staticmethod
-    def _decode(call: Call[T], response: httpx.Response) -> T:
-        if response.status_code == 204 or not response.content:
-            return call.parse(None)
+    def _decode(call: Call[T], answer: Answer) -> T:
+        response, spec = answer.response, call.spec
+        request_id = clean_text(response.headers.get(HEADER_REQUEST_ID, ""), 200) or None
         try:
-            body = json.loads(response.content)
-        except ValueError as exc:
+            body = json.loads(answer.body) if answer.body else None
+        except (ValueError, RecursionError):
             raise UnexpectedResponseError(
-                f"{call.spec.method} {call.spec.path} answered {response.status_code} with a body that is not "
-                f"JSON (request id {response.headers.get(HEADER_REQUEST_ID, 'unknown')})"
-            ) from exc
-        return call.parse(body)
+                f"{spec.method} {spec.path} answered {response.status_code} with a body that is not JSON "
+                "(or is nested too deeply to read)",
+                request_id=request_id,
+            ) from None
+        try:
+            return call.parse(body)
+        except UnexpectedResponseError as exc:
+            raise type(exc)(f"{spec.method} {spec.path}: {exc}", request_id=request_id) from None

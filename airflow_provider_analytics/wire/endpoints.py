@@ -99,9 +99,32 @@ def _body(document: dict[str, Any], what: str) -> dict[str, Any]:
 
 def _resource(body: Any) -> Any:
     document = expect_object(body)
-    if not isinstance(document.get("id"), str) and "data_source_id" not in document:
+    if not isinstance(document.get("id"), str) and not isinstance(document.get("data_source_id"), str):
         raise UnexpectedResponseError("the platform answered an object without an 'id'")
+    # Operators, the sensor and triggers read these: a wrong type here would fail them with a raw error.
+    if "status" in document and not isinstance(document["status"], str):
+        raise UnexpectedResponseError(
+            f"the object's 'status' must be a string, not {type(document['status']).__name__}"
+        )
+    error = document.get("error")
+    if error is not None and not (
+        isinstance(error, dict) and all(isinstance(error.get(key, ""), str) for key in ("type", "message"))
+    ):
+        raise UnexpectedResponseError("the object's 'error' must be null or an object with string type and message")
     return document
+
+
+def _chart_page(document: dict[str, Any]) -> None:
+    columns = document.get("columns")
+    if not isinstance(columns, list) or not all(
+        isinstance(column, dict) and isinstance(column.get("name"), str) for column in columns
+    ):
+        raise UnexpectedResponseError("the chart data page's 'columns' must be a list of objects with a string name")
+    for row in document["data"]:
+        if not isinstance(row, list) or len(row) != len(columns):
+            raise UnexpectedResponseError(
+                f"each chart data row must be a list of {len(columns)} values, got {row!r:.80}"
+            )
 
 
 def _listing(body: Any) -> Any:
@@ -126,8 +149,10 @@ def _post(route: str, body: dict[str, Any] | None, key: str | None, parse: Calla
     return Call(spec, parse)
 
 
-def _paged(route: str, page_size: int, **ids: str) -> PagedCall[Any]:
-    return PagedCall(API_PREFIX + route, API_PREFIX + route.format(**ids), validate_page_size(page_size))
+def _paged(
+    route: str, page_size: int, check: Callable[[dict[str, Any]], None] | None = None, **ids: str
+) -> PagedCall[Any]:
+    return PagedCall(API_PREFIX + route, API_PREFIX + route.format(**ids), validate_page_size(page_size), check)
 
 
 # Charts ------------------------------------------------------------------------------------------------
@@ -159,7 +184,7 @@ def create_chart(
 
 def chart_data(chart_id: str, page_size: int = MAX_PAGE_SIZE) -> PagedCall[list[Any]]:
     """``GET /v1/charts/:id/data``, paginated; each page's body also carries ``columns``."""
-    return _paged("/charts/{chart_id}/data", page_size, chart_id=validate_id(chart_id, "chart_id"))
+    return _paged("/charts/{chart_id}/data", page_size, _chart_page, chart_id=validate_id(chart_id, "chart_id"))
 
 
 # Workflows and executions ---------------------------------------------------------------------------
@@ -346,7 +371,10 @@ def download_report(report_id: str, offset: int = 0, if_range: str | None = None
     ``if_range`` (the first answer's ``ETag``) makes a server whose file changed send it whole instead.
     """
     route = "/reports/{report_id}/download"
-    headers = {"Range": f"bytes={offset}-"} if offset else {}
+    # identity: length and digest are checked over the bytes as sent, and no compression bomb can reach disk.
+    headers = {"Accept-Encoding": "identity"}
+    if offset:
+        headers["Range"] = f"bytes={offset}-"
     if offset and if_range:
         headers["If-Range"] = if_range
     path = API_PREFIX + route.format(report_id=validate_id(report_id, "report_id"))

@@ -6,6 +6,7 @@ Callers decide by type (or by ``status``/``error_type``), never by reading a mes
 from __future__ import annotations
 
 import json
+import re
 import ssl
 from collections.abc import Mapping
 from typing import Any
@@ -22,7 +23,22 @@ class AnalyticsInputError(AnalyticsError, ValueError):
 
 
 class UnexpectedResponseError(AnalyticsError):
-    """The platform answered 2xx with a body that does not match the contract."""
+    """The platform answered with something the contract does not allow: a body of the wrong shape, a
+    status no request expects (a redirect, a ``204`` where a body is due), a body that does not decode.
+
+    :param message: what was wrong, naming the request.
+    :param request_id: the ``X-Request-Id`` of the answer, when it had one.
+    """
+
+    def __init__(self, message: str, *, request_id: str | None = None) -> None:
+        self.request_id = request_id
+        if request_id and request_id not in message:
+            message = f"{message} (request id {request_id})"
+        super().__init__(message)
+
+
+class ResponseTooLargeError(UnexpectedResponseError):
+    """An answer's body was larger than the client accepts; it was not read further."""
 
 
 class DownloadIntegrityError(AnalyticsError):
@@ -59,13 +75,22 @@ class AnalyticsAPIError(AnalyticsError):
         self.details = dict(details or {})
         self.method = method
         self.path = path
-        super().__init__(str(self))
+        self._text = self._describe()
+        super().__init__(self._text)
 
-    def __str__(self) -> str:
+    def _describe(self) -> str:
         where = f" on {self.method} {self.path}" if self.method and self.path else ""
         rid = f" (request id {self.request_id})" if self.request_id else ""
-        detail = f"; details: {json.dumps(self.details, sort_keys=True)}" if self.details else ""
+        detail = ""
+        if self.details:
+            try:
+                detail = "; details: " + clean_text(json.dumps(self.details, sort_keys=True, default=str))
+            except (ValueError, TypeError, RecursionError):
+                detail = "; details: (unreadable)"
         return f"{self.status} {self.error_type}{where}: {self.message}{detail}{rid}"
+
+    def __str__(self) -> str:
+        return self._text
 
 
 class InvalidRequestError(AnalyticsAPIError):
@@ -167,6 +192,24 @@ _DEFAULT_TYPE_BY_STATUS = {
 }
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+MAX_TEXT = 1000
+
+
+def clean_text(value: object, limit: int = MAX_TEXT) -> str:
+    """Platform text made safe for one log line: control characters folded, at most ``limit`` characters.
+
+    :param value: what the platform sent (any JSON value).
+    :param limit: the most characters kept.
+    """
+    text = _CONTROL.sub(" ", value if isinstance(value, str) else str(value))
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def _short_text(value: object) -> str | None:
+    return clean_text(value, 200) if isinstance(value, (str, int)) and not isinstance(value, bool) and value else None
+
+
 def error_class_for(status: int) -> type[AnalyticsAPIError]:
     """Return the exception class for an HTTP error status."""
     if status >= 500:
@@ -188,21 +231,23 @@ def api_error_from_response(
     A body that is not the contract's error object (a proxy's HTML page, an empty body) still gives an
     error that names the status and the request id from the headers.
     """
-    request_id = headers.get(HEADER_REQUEST_ID)
+    request_id = _short_text(headers.get(HEADER_REQUEST_ID))
     error_type = _DEFAULT_TYPE_BY_STATUS.get(status, "internal" if status >= 500 else "unknown")
     details: Mapping[str, Any] = {}
     message = _describe_unreadable_body(status, headers, body)
     try:
         document = json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         document = None
     error = document.get("error") if isinstance(document, dict) else None
     if isinstance(error, dict):
-        error_type = str(error.get("type") or error_type)
-        message = str(error.get("message") or message)
-        request_id = str(error.get("request_id") or request_id or "") or None
+        error_type = _short_text(error.get("type")) or error_type
+        message = clean_text(error.get("message")) if error.get("message") else message
+        request_id = _short_text(error.get("request_id")) or request_id
         if isinstance(error.get("details"), dict):
             details = error["details"]
+    elif isinstance(error, str) and error:
+        message = clean_text(error)
     kwargs: dict[str, Any] = {
         "status": status,
         "error_type": error_type,
@@ -220,7 +265,7 @@ def api_error_from_response(
 def _describe_unreadable_body(status: int, headers: Mapping[str, str], body: bytes) -> str:
     if not body:
         return f"HTTP {status} with an empty body"
-    content_type = headers.get("content-type", "unknown content type")
+    content_type = clean_text(headers.get("content-type", "unknown content type"), 100)
     return f"HTTP {status} with a non-JSON body ({content_type}, {len(body)} bytes)"
 
 

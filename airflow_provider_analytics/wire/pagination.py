@@ -5,36 +5,58 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
+from airflow_provider_analytics.wire.contract import MAX_PAGES
 from airflow_provider_analytics.wire.endpoints import Page
-from airflow_provider_analytics.wire.errors import UnexpectedResponseError
+from airflow_provider_analytics.wire.errors import UnexpectedResponseError, clean_text
 from airflow_provider_analytics.wire.models import Column
 
 T = TypeVar("T")
 
 
-def _next_cursor(previous: str | None, page: Page[Any]) -> str | None:
-    # A platform bug that hands back the same cursor would otherwise loop forever.
-    if page.next_cursor is not None and page.next_cursor == previous:
-        raise UnexpectedResponseError(f"the platform returned the same cursor twice ({previous!r})")
-    return page.next_cursor
+class _CursorTrail:
+    """The cursors a listing has followed: a cursor seen before (a cycle) or too many pages end it.
+
+    A platform bug that hands back an earlier cursor would otherwise make the listing loop forever.
+    """
+
+    def __init__(self, max_pages: int) -> None:
+        self._seen: set[str] = set()
+        self._max_pages = max_pages
+
+    def next(self, page: Page[Any]) -> str | None:
+        cursor = page.next_cursor
+        if cursor is None:
+            return None
+        if cursor in self._seen:
+            raise UnexpectedResponseError(
+                f"the platform's pages run in a circle: cursor {clean_text(cursor, 80)!r} came back after "
+                f"{len(self._seen)} pages"
+            )
+        if len(self._seen) + 1 >= self._max_pages:
+            raise UnexpectedResponseError(f"the listing did not end after {self._max_pages} pages; stopped reading")
+        self._seen.add(cursor)
+        return cursor
 
 
 class SyncPager(Generic[T]):
     """Iterates a list's items across pages, fetching each page only when it is reached.
 
     :param fetch: fetches the page at a cursor (``None`` for the first).
+    :param max_pages: the most pages read before the listing is taken to be broken.
     """
 
-    def __init__(self, fetch: Callable[[str | None], Page[T]]) -> None:
+    def __init__(self, fetch: Callable[[str | None], Page[T]], max_pages: int = MAX_PAGES) -> None:
         self._fetch = fetch
+        self._max_pages = max_pages
 
     def pages(self) -> Iterator[Page[T]]:
         """Yield whole pages."""
+        trail = _CursorTrail(self._max_pages)
         cursor: str | None = None
         while True:
             page = self._fetch(cursor)
             yield page
-            cursor = _next_cursor(cursor, page)
+            cursor = trail.next(page)
             if cursor is None:
                 return
 
@@ -47,18 +69,21 @@ class AsyncPager(Generic[T]):
     """The ``async for`` form of :class:`SyncPager`.
 
     :param fetch: fetches the page at a cursor (``None`` for the first).
+    :param max_pages: the most pages read before the listing is taken to be broken.
     """
 
-    def __init__(self, fetch: Callable[[str | None], Awaitable[Page[T]]]) -> None:
+    def __init__(self, fetch: Callable[[str | None], Awaitable[Page[T]]], max_pages: int = MAX_PAGES) -> None:
         self._fetch = fetch
+        self._max_pages = max_pages
 
     async def pages(self) -> AsyncIterator[Page[T]]:
         """Yield whole pages."""
+        trail = _CursorTrail(self._max_pages)
         cursor: str | None = None
         while True:
             page = await self._fetch(cursor)
             yield page
-            cursor = _next_cursor(cursor, page)
+            cursor = trail.next(page)
             if cursor is None:
                 return
 

@@ -94,7 +94,8 @@ def test_json_connection_from_env(sandbox: SandboxServer, hooks: list[AnalyticsH
     dashboards = list(hook.list_dashboards())
     assert "db_sales" in [dashboard["id"] for dashboard in dashboards]
     (recorded,) = api_requests(sandbox, "/v1/dashboards")
-    assert recorded.headers["authorization"] == f"Bearer {sandbox.token}"
+    assert recorded.headers["authorization"] == "Bearer [redacted]"  # the sandbox's log redacts tokens
+    assert recorded.status == 200
     assert recorded.headers["user-agent"].startswith("airflow-provider-analytics/")
     assert "x-workspace-id" not in recorded.headers
 
@@ -349,7 +350,8 @@ def test_token_not_in_a_401_error(
     assert BOGUS_TOKEN not in whole_text(caught.value)
     assert BOGUS_TOKEN not in caplog.text
     (recorded,) = api_requests(sandbox, "/v1/charts")
-    assert recorded.headers["authorization"] == f"Bearer {BOGUS_TOKEN}"  # it was really sent
+    # It was really sent (and refused); the sandbox's log keeps only the scheme.
+    assert (recorded.headers["authorization"], recorded.status) == ("Bearer [redacted]", 401)
 
 
 def test_token_not_in_a_403_error(

@@ -20,7 +20,9 @@ def _first_id(api, call) -> str:
 def test_every_request_carries_auth_user_agent_and_request_ids(api, sandbox):
     api.call(endpoints.list_charts())
     recorded = sandbox.state.requests[-1]
-    assert recorded.headers["authorization"] == f"Bearer {sandbox.token}"
+    # The sandbox logs the scheme only (as a real platform's logs would); a 200 proves the token was right.
+    assert recorded.headers["authorization"] == "Bearer [redacted]"
+    assert recorded.status == 200
     assert recorded.headers["user-agent"] == f"airflow-provider-analytics/{__version__}"
     assert "x-workspace-id" not in recorded.headers
 

@@ -35,7 +35,7 @@ def test_a_repeated_cursor_is_an_error_not_an_endless_loop():
     transport = httpx.MockTransport(handler)
     with (
         AnalyticsClient(config, transport=transport) as client,
-        pytest.raises(UnexpectedResponseError, match="same cursor twice"),
+        pytest.raises(UnexpectedResponseError, match="run in a circle"),
     ):
         list(client.paginate(endpoints.list_workflows()))
 

@@ -1,0 +1,101 @@
+"""Reading an answer's body with a bound on its decoded size, so no answer can exhaust memory.
+
+The client reads the raw bytes off the connection and decodes ``gzip``/``deflate`` itself, a bounded
+piece at a time: a 1 MiB gzip bomb that would inflate to 1 GiB stops at the limit, having used about the
+limit's worth of memory, instead of being inflated whole by the transport first.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from airflow_provider_analytics.wire.errors import ResponseTooLargeError, UnexpectedResponseError
+
+# What the client accepts for JSON answers; downloads ask for identity (see wire/download.py).
+ACCEPT_ENCODING = "gzip, deflate"
+_GZIP = ("gzip", "x-gzip")
+
+
+def content_codings(header: str | None) -> list[str]:
+    """The content codings named by a ``Content-Encoding`` header, ``identity`` left out."""
+    names = [name.strip().lower() for name in (header or "").split(",")]
+    return [name for name in names if name and name != "identity"]
+
+
+class BoundedBody:
+    """Collects a body from its raw chunks, decoded, failing once it passes ``limit`` decoded bytes.
+
+    :param content_encoding: the answer's ``Content-Encoding`` header.
+    :param limit: the most decoded bytes accepted.
+    :param what: how messages name the answer (method and path).
+    """
+
+    def __init__(self, content_encoding: str | None, limit: int, what: str) -> None:
+        self._limit = limit
+        self._what = what
+        self._parts: list[bytes] = []
+        self._size = 0
+        codings = content_codings(content_encoding)
+        if len(codings) > 1 or (codings and codings[0] not in (*_GZIP, "deflate")):
+            raise UnexpectedResponseError(f"{what} answered with a content coding this client cannot read: {codings}")
+        self._coding = codings[0] if codings else None
+        self._decoder = self._new_decoder(self._coding)
+
+    @staticmethod
+    def _new_decoder(coding: str | None, raw_deflate: bool = False) -> zlib._Decompress | None:
+        if coding is None:
+            return None
+        if coding in _GZIP:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        return zlib.decompressobj(-zlib.MAX_WBITS if raw_deflate else zlib.MAX_WBITS)
+
+    @property
+    def size(self) -> int:
+        """Decoded bytes collected so far."""
+        return self._size
+
+    def feed(self, raw: bytes) -> None:
+        """Add a raw chunk as read off the connection.
+
+        :raises ResponseTooLargeError: the decoded body passed the limit.
+        :raises UnexpectedResponseError: the chunk does not decode.
+        """
+        if self._decoder is None:
+            self._keep(raw)
+            return
+        data = raw
+        try:
+            while data:
+                # max_length bounds what one call may inflate; the rest waits in unconsumed_tail.
+                self._keep(self._decoder.decompress(data, self._limit - self._size + 1))
+                data = self._decoder.unconsumed_tail
+        except zlib.error as exc:
+            if self._coding == "deflate" and self._size == 0 and not self._parts:
+                # Some servers send raw deflate without the zlib header that RFC 9110 asks for.
+                self._decoder = self._new_decoder("deflate", raw_deflate=True)
+                self._coding = "raw-deflate"
+                self.feed(raw)
+                return
+            raise UnexpectedResponseError(f"{self._what} answered with a body that does not decode ({exc})") from None
+
+    def _keep(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        self._size += len(chunk)
+        if self._size > self._limit:
+            raise ResponseTooLargeError(
+                f"{self._what} answered with a body over {self._limit} bytes; it was not read further "
+                "(raise the connection extra max_response_bytes if the platform really sends this much)"
+            )
+        self._parts.append(chunk)
+
+    def finish(self) -> bytes:
+        """The whole decoded body, once every raw chunk was fed."""
+        if self._decoder is not None:
+            try:
+                self._keep(self._decoder.flush(self._limit - self._size + 1))
+            except zlib.error as exc:
+                raise UnexpectedResponseError(
+                    f"{self._what} answered with a body that does not decode ({exc})"
+                ) from None
+        return b"".join(self._parts)
