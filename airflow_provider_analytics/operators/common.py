@@ -12,6 +12,7 @@ from typing import Any
 from airflow.sdk import BaseOperator, Context
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
+from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 
@@ -31,6 +32,18 @@ def seconds(value: float | int | timedelta | None, what: str, *, allow_none: boo
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise AnalyticsInputError(f"{what} must be a positive number of seconds or a timedelta, got {value!r}")
     return float(value)
+
+
+def poll_seconds(value: float | int | timedelta, what: str = "poll_interval") -> float:
+    """A poll interval in seconds, at least ``MIN_POLL_INTERVAL`` so a task can never flood the platform.
+
+    :param value: the interval, in seconds or as a ``timedelta``.
+    :param what: the parameter's name, for the message.
+    """
+    interval = seconds(value, what, allow_none=False)
+    if interval is None or interval < MIN_POLL_INTERVAL:
+        raise AnalyticsInputError(f"{what} must be at least {MIN_POLL_INTERVAL:g} s, got {value!r}")
+    return interval
 
 
 def task_instance_key(context: Context, purpose: str, basis: object = None) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 from airflow.sdk import Context, conf
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, seconds, task_instance_key
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, poll_seconds, seconds, task_instance_key
 from airflow_provider_analytics.operators.waiting import checked_event, wait_until_done
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 from airflow_provider_analytics.wire.outcomes import Outcome
@@ -71,7 +71,7 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         super().__init__(**kwargs)
         self.wait_for_completion = wait_for_completion
         self.deferrable = deferrable
-        self.poll_interval: float = seconds(poll_interval, "poll_interval", allow_none=False) or 10.0
+        self.poll_interval = poll_seconds(poll_interval)
         self.timeout = seconds(timeout, "timeout")
         self.cancel_on_kill = cancel_on_kill
         self._running_id: Any = None

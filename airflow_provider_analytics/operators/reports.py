@@ -11,7 +11,7 @@ from airflow.sdk import Context, conf
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, seconds
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, poll_seconds, seconds
 from airflow_provider_analytics.operators.jobs import RemoteJobFailed, RemoteJobOperator, RemoteJobTimeout
 from airflow_provider_analytics.operators.links import ReportLink
 from airflow_provider_analytics.operators.waiting import checked_event, wait_until_done
@@ -134,7 +134,7 @@ class DownloadReportOperator(AnalyticsBaseOperator):
         self.destination = destination
         self.overwrite = overwrite
         self.deferrable = deferrable
-        self.poll_interval: float = seconds(poll_interval, "poll_interval", allow_none=False) or 10.0
+        self.poll_interval = poll_seconds(poll_interval)
         self.timeout = seconds(timeout, "timeout")
 
     def execute(self, context: Context) -> str:

@@ -16,6 +16,7 @@ from airflow.sdk.exceptions import (
 )
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
+from airflow_provider_analytics.operators.common import poll_seconds
 from airflow_provider_analytics.operators.waiting import checked_event
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
@@ -98,6 +99,7 @@ class DataSourceSyncedSensor(BaseSensorOperator):
 
     def execute(self, context: Context) -> Any:
         validate_id(self.data_source_id, "data_source_id")
+        poll_seconds(self.poke_interval, "poke_interval")
         threshold = self.threshold(context)
         if not self.deferrable:
             return super().execute(context)

@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
+from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
+from airflow_provider_analytics.wire.deadline import call_deadline
 from airflow_provider_analytics.wire.errors import (
     AnalyticsError,
     AnalyticsTransportError,
@@ -26,6 +28,8 @@ from airflow_provider_analytics.wire.outcomes import EVENT_STATUSES, Outcome
 # Still failing after the client's own retries: keep polling until the deadline rather than failing the
 # task over an outage the platform will recover from.
 TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
+# The least time one poll gets, even when the deadline is closer (or past, after a triggerer restart).
+LAST_LOOK_SECONDS = 1.0
 __all__ = ["EVENT_STATUSES", "TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
 
 
@@ -37,8 +41,10 @@ class AnalyticsPollTrigger(BaseTrigger):
     ``error`` (a permanent API error such as 401/404).
 
     :param target: the ids of the thing waited on (JSON values only).
-    :param poll_interval: seconds between polls.
-    :param deadline: epoch seconds after which the trigger gives up with a ``timeout`` event.
+    :param poll_interval: seconds between polls (at least ``MIN_POLL_INTERVAL``; less is raised to it, so a
+        bad value can never flood the platform).
+    :param deadline: epoch seconds after which the trigger gives up with a ``timeout`` event; every poll
+        is bounded by the time left until then.
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
@@ -52,7 +58,9 @@ class AnalyticsPollTrigger(BaseTrigger):
         analytics_conn_id: str = DEFAULT_CONN_ID,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow leaves it unannotated
-        self.poll_interval = float(poll_interval)
+        interval = float(poll_interval)
+        # Kwargs may come from any earlier serialization: clamp rather than fail inside the triggerer.
+        self.poll_interval = interval if interval >= MIN_POLL_INTERVAL else MIN_POLL_INTERVAL
         self.deadline = deadline
         self.analytics_conn_id = analytics_conn_id
 
@@ -94,9 +102,13 @@ class AnalyticsPollTrigger(BaseTrigger):
         """Poll until the resource is done or failed, a permanent error occurs, or the deadline passes."""
         async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
             resource: Mapping[str, Any] | None = None
+            last_status: object = None
             while True:
+                remaining = None if self.deadline is None else self.deadline - time.time()
                 try:
-                    resource = await self.fetch(hook)
+                    # A poll gets the time left, but at least a last short look once the deadline is near.
+                    with call_deadline(None if remaining is None else max(remaining, LAST_LOOK_SECONDS)):
+                        resource = await self.fetch(hook)
                 except TRANSIENT_ERRORS as exc:
                     self.log.warning("Polling %s %s failed, will poll again: %s", self.kind, self.target, exc)
                 except AnalyticsError as exc:
@@ -107,7 +119,9 @@ class AnalyticsPollTrigger(BaseTrigger):
                     if outcome is not None:
                         yield self._event(outcome, resource, f"{self.kind} is {resource.get('status')}")
                         return
-                    self.log.info("%s %s is %s", self.kind, self.target, resource.get("status"))
+                    if resource.get("status") != last_status:  # log changes, not every poll
+                        last_status = resource.get("status")
+                        self.log.info("%s %s is %s", self.kind, self.target, last_status)
                 remaining = None if self.deadline is None else self.deadline - time.time()
                 if remaining is not None and remaining <= 0:
                     yield self._event("timeout", resource, f"gave up waiting for {self.kind} {self.target}")

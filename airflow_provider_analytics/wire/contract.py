@@ -13,6 +13,8 @@ API_PREFIX = "/v1"
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 IDEMPOTENCY_KEY_PATTERN = re.compile(r"^[\x21-\x7e]{1,255}$")
 MAX_PAGE_SIZE = 100
+# The shortest wait between two polls of the same resource, for tasks and triggers alike.
+MIN_POLL_INTERVAL = 0.1
 # A listing longer than this is taken to be a platform bug (1,000,000 chart rows at 100 a page).
 MAX_PAGES = 10_000
 MAX_REQUEST_BODY_BYTES = 1024 * 1024

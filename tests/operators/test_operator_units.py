@@ -51,7 +51,7 @@ from tests.support.context import SLOW, StubTaskStateStore, make_context
 CONN_ENV = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
 WORKFLOW = "wf_nightly_enrichment"
 DATA_SOURCE = "ds_warehouse"
-POLL = 0.05
+POLL = 0.1
 INSTANT = Timings(
     execution_queued=0,
     execution_running=0,

@@ -34,7 +34,7 @@ from tests.support.context import SLOW
 CONN_ENV = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
 WORKFLOW = "wf_nightly_enrichment"
 DATA_SOURCE = "ds_warehouse"
-POLL = 0.05
+POLL = 0.1
 
 
 # Helpers ----------------------------------------------------------------------------------------------
