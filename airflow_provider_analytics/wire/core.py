@@ -48,8 +48,9 @@ USER_AGENT = f"airflow-provider-analytics/{__version__}"
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 3600.0
 # JSON answers are small (a page is at most 100 items); the cap keeps a hostile or broken answer from
-# taking the process's memory: the parsed objects of a body can need many times its size.
-DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+# taking the process's memory. Parsed, a body can need ~25 times its size (`[{},{},...]`): 3 MiB
+# keeps the worst answer under ~80 MB.
+DEFAULT_MAX_RESPONSE_BYTES = 3 * 1024 * 1024
 # Reports are files of a few MB to a few GB; a download that claims more is refused, not written.
 DEFAULT_MAX_DOWNLOAD_BYTES = 10 * 1024**3
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import email.utils
+import re
 import time
 from dataclasses import dataclass
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRIES_LIMIT = 20
+_DELTA_SECONDS = re.compile(r"[0-9]{1,10}")
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,13 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if _DELTA_SECONDS.fullmatch(value):  # str.isdigit() would also take "²" and other non-ASCII digits
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT; a naive one is read as UTC
+        when = when.replace(tzinfo=datetime.timezone.utc)
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)
