@@ -9,12 +9,8 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
@@ -31,59 +27,7 @@ from airflow_provider_analytics.wire.errors import (
     GoneError,
 )
 from tests.support.fixtures import make_config
-
-# --- helpers -----------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def hook(sandbox: SandboxServer) -> Iterator[AnalyticsHook]:
-    """The hook on ``analytics_default`` (the sandbox fixture points the env connection at the sandbox)."""
-    made = AnalyticsHook()
-    yield made
-    made.close()
-
-
-def ready_report(
-    hook: AnalyticsHook,
-    sandbox: SandboxServer,
-    *,
-    format: str = "pdf",
-    name: str | None = None,
-    parameters: dict[str, Any] | None = None,
-    dashboard_ids: tuple[str, ...] = ("db_sales",),
-) -> dict[str, Any]:
-    """Generate a report and return it once it reads ``ready`` (the sandbox clock is moved, not slept)."""
-    report = hook.generate_report(list(dashboard_ids), format, name=name, parameters=parameters)
-    sandbox.state.advance(5)
-    deadline = time.monotonic() + 30
-    while True:
-        current = hook.get_report(report["id"])
-        if current["status"] == "ready":
-            return dict(current)
-        assert current["status"] in ("pending", "generating"), current
-        assert time.monotonic() < deadline, f"report never got ready: {current}"
-        time.sleep(0.02)  # a large generated CSV renders on a worker thread in real time
-
-
-def download_requests(sandbox: SandboxServer) -> list[Any]:
-    return [entry for entry in sandbox.state.requests if entry.path.endswith("/download")]
-
-
-def raw_download(sandbox: SandboxServer, report_id: str) -> httpx.Response:
-    """The download as the platform sends it, fetched without the provider's code."""
-    response = httpx.get(
-        f"{sandbox.base_url}/v1/reports/{report_id}/download",
-        headers={"Authorization": f"Bearer {sandbox.token}"},
-        timeout=10,
-    )
-    assert response.status_code == 200, response.text
-    return response
-
-
-def files_under(folder: Path) -> list[str]:
-    """Every file below ``folder`` (hidden ones too), relative, sorted."""
-    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
-
+from tests.support.reports import download_requests, files_under, raw_download, ready_report
 
 # --- destinations ------------------------------------------------------------------------------------
 
