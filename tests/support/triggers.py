@@ -1,0 +1,73 @@
+"""Shared helpers for trigger tests: drain a trigger, check its one event, point the connection, read the log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+from airflow.triggers.base import TriggerEvent
+
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.triggers.base import EVENT_STATUSES, AnalyticsPollTrigger
+
+CONN_ENV = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
+WORKFLOW = "wf_nightly_enrichment"
+DATA_SOURCE = "ds_warehouse"
+POLL = 0.1
+
+
+def drain(trigger: AnalyticsPollTrigger) -> list[TriggerEvent]:
+    """Every event the trigger yields until its ``run()`` returns."""
+
+    async def collect() -> list[TriggerEvent]:
+        return [event async for event in trigger.run()]
+
+    return asyncio.run(collect())
+
+
+def only_event(trigger: AnalyticsPollTrigger) -> dict[str, Any]:
+    """Drain the trigger, check it fired exactly one plain-JSON event of the documented shape, return it."""
+    events = drain(trigger)
+    assert len(events) == 1, events
+    payload = events[0].payload
+    assert set(payload) == {"status", "kind", "target", "resource", "message"}
+    assert payload["status"] in EVENT_STATUSES
+    assert payload["kind"] == type(trigger).kind
+    assert payload["target"] == trigger.target
+    assert json.loads(json.dumps(payload)) == payload  # plain JSON, so Airflow can store and resume with it
+    assert isinstance(payload["message"], str)
+    assert payload["message"]
+    return payload
+
+
+def soon(seconds: float = 10.0) -> float:
+    return time.time() + seconds
+
+
+def set_connection(
+    monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, token: str | None = None, **extra: Any
+) -> None:
+    """Point ``analytics_default`` at the sandbox with extra settings (e.g. ``max_retries=0``)."""
+    conn = json.loads(sandbox.connection_json(token=token))
+    conn["extra"].update(extra)
+    monkeypatch.setenv(CONN_ENV, json.dumps(conn))
+
+
+def requests_to(sandbox: SandboxServer, path: str, method: str = "GET") -> list[int]:
+    """Statuses of every recorded request with this method and path, in order."""
+    return [r.status for r in sandbox.state.requests if r.method == method and r.path == path]
+
+
+def execution_path(workflow_id: str, execution_id: str) -> str:
+    return f"/v1/workflows/{workflow_id}/executions/{execution_id}"
+
+
+def execution_view(sandbox: SandboxServer, execution_id: str) -> dict[str, Any]:
+    return next(item for item in sandbox.state.executions() if item["id"] == execution_id)
+
+
+def report_view(sandbox: SandboxServer, report_id: str) -> dict[str, Any]:
+    return next(item for item in sandbox.state.reports() if item["id"] == report_id)
