@@ -5,6 +5,7 @@ Importing this module is cheap: it pulls in httpx and the wire layer, never the 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
@@ -38,6 +39,7 @@ from airflow_provider_analytics.wire.models import (
 )
 from airflow_provider_analytics.wire.pagination import AsyncPager, ChartRows, SyncPager
 from airflow_provider_analytics.wire.retry import RetryPolicy
+from airflow_provider_analytics.wire.tls import tls_context
 
 DEFAULT_CONN_ID = "analytics_default"
 
@@ -48,6 +50,13 @@ def _masked_config(conn: Any) -> ClientConfig:
     from airflow.sdk.log import mask_secret
 
     mask_secret(config.token)
+    return config
+
+
+def _prepared_config(conn: Any) -> ClientConfig:
+    """The masked config with its TLS context built: everything blocking a client needs, done at once."""
+    config = _masked_config(conn)
+    tls_context(config.verify)
     return config
 
 
@@ -349,7 +358,9 @@ class AnalyticsAsyncHook(_AnalyticsConnection):
         """The configured async client, built on first use with the async connection lookup."""
         if self._client is None:
             conn = await self.aget_connection(self.analytics_conn_id)
-            self._client = AsyncAnalyticsClient(_masked_config(conn))
+            # Reading the config may stat a CA bundle and build the process's TLS context: off the loop.
+            config = await asyncio.to_thread(_prepared_config, conn)
+            self._client = AsyncAnalyticsClient(config)
         return self._client
 
     async def get_execution(self, workflow_id: str, execution_id: str) -> Execution:

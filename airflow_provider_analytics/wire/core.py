@@ -10,9 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
-import os
 import random
-import ssl
 import threading
 import time
 from collections.abc import Generator
@@ -40,6 +38,7 @@ from airflow_provider_analytics.wire.errors import (
     is_tls_failure,
 )
 from airflow_provider_analytics.wire.retry import RetryPolicy, parse_retry_after
+from airflow_provider_analytics.wire.tls import tls_context
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
@@ -141,15 +140,6 @@ def _check_base_url(url: str, allow_insecure_http: bool) -> str:
     return base
 
 
-def _tls_verification(verify: bool | str) -> bool | ssl.SSLContext:
-    # httpx 0.28 deprecates a CA path as verify=<str>; an SSL context is the supported form.
-    if isinstance(verify, bool):
-        return verify
-    if os.path.isdir(verify):
-        return ssl.create_default_context(capath=verify)
-    return ssl.create_default_context(cafile=verify)
-
-
 def is_loopback(hostname: str) -> bool:
     """Whether ``hostname`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
     if hostname.lower() in _LOOPBACK_NAMES:
@@ -242,7 +232,7 @@ class BaseAnalyticsClient:
             "base_url": self.config.base_url,
             "headers": headers,
             "timeout": httpx.Timeout(self.config.timeout),
-            "verify": _tls_verification(self.config.verify),
+            "verify": tls_context(self.config.verify),
             "follow_redirects": False,
         }
 
