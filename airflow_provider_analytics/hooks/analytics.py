@@ -298,6 +298,13 @@ class AnalyticsHook(_AnalyticsConnection):
         """
         return self.client.call(endpoints.get_report(report_id))
 
+    def cancel_report(self, report_id: str) -> Report:
+        """Stop generating a report; it ends ``failed`` (409 :class:`ConflictError` when it already finished).
+
+        :param report_id: the report's id.
+        """
+        return self.client.call(endpoints.cancel_report(report_id))
+
     def download_report(
         self, report_id: str, destination: Any, overwrite: bool = False, *, report: Mapping[str, Any] | None = None
     ) -> DownloadResult:
@@ -375,6 +382,10 @@ class AnalyticsAsyncHook(_AnalyticsConnection):
         """Fetch a report's current state."""
         return await (await self.get_client()).call(endpoints.get_report(report_id))
 
+    async def cancel_report(self, report_id: str) -> Report:
+        """Stop generating a report."""
+        return await (await self.get_client()).call(endpoints.cancel_report(report_id))
+
     async def get_sync_status(self, data_source_id: str) -> SyncState:
         """Fetch a data source's sync status."""
         return await (await self.get_client()).call(endpoints.get_sync_status(data_source_id))
@@ -382,6 +393,20 @@ class AnalyticsAsyncHook(_AnalyticsConnection):
     async def list_workflows(self, page_size: int = 100) -> AsyncPager[Workflow]:
         """Iterate all workflows lazily with ``async for``."""
         return (await self.get_client()).paginate(endpoints.list_workflows(page_size))
+
+    async def reload_connection(self) -> bool:
+        """Read the connection again; when it changed (a rotated token), later calls use a new client.
+
+        :return: whether anything changed.
+        """
+        conn = await self.aget_connection(self.analytics_conn_id)
+        config = await asyncio.to_thread(_prepared_config, conn)
+        if self._client is not None and self._client.config == config:
+            return False
+        previous, self._client = self._client, AsyncAnalyticsClient(config)
+        if previous is not None:
+            await previous.aclose()
+        return True
 
     async def aclose(self) -> None:
         """Close the client, if one was opened."""

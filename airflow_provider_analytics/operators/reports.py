@@ -92,7 +92,12 @@ class GenerateReportOperator(RemoteJobOperator):
             poll_interval=self.poll_interval,
             deadline=deadline,
             analytics_conn_id=self.analytics_conn_id,
+            cancel_on_kill=self.cancel_on_kill,
         )
+
+    def cancel(self, external_id: Any) -> bool:
+        self.hook.cancel_report(external_id)
+        return True
 
     def publish(self, context: Context, external_id: Any) -> None:
         context["ti"].xcom_push(key="report_id", value=external_id)

@@ -77,6 +77,7 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
             poll_interval=self.poll_interval,
             deadline=deadline,
             analytics_conn_id=self.analytics_conn_id,
+            cancel_on_kill=self.cancel_on_kill,
         )
 
     def publish(self, context: Context, external_id: Any) -> None:

@@ -20,8 +20,10 @@ from airflow_provider_analytics.wire.deadline import call_deadline
 from airflow_provider_analytics.wire.errors import (
     AnalyticsError,
     AnalyticsTransportError,
+    ConflictError,
     RateLimitedError,
     ServerError,
+    UnauthenticatedError,
 )
 from airflow_provider_analytics.wire.outcomes import EVENT_STATUSES, Outcome
 
@@ -30,6 +32,8 @@ from airflow_provider_analytics.wire.outcomes import EVENT_STATUSES, Outcome
 TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
 # The least time one poll gets, even when the deadline is closer (or past, after a triggerer restart).
 LAST_LOOK_SECONDS = 1.0
+# How long a kill may spend cancelling the remote work before it gives up (and logs that it did).
+ON_KILL_SECONDS = 30.0
 __all__ = ["EVENT_STATUSES", "TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
 
 
@@ -46,6 +50,8 @@ class AnalyticsPollTrigger(BaseTrigger):
     :param deadline: epoch seconds after which the trigger gives up with a ``timeout`` event; every poll
         is bounded by the time left until then.
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    :param cancel_on_kill: cancel the remote work when a user kills the deferred task (Airflow 3.3+ calls
+        :meth:`on_kill` on mark-failed, mark-success and clear; a triggerer restart never does).
     """
 
     kind: ClassVar[str]
@@ -56,6 +62,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         poll_interval: float,
         deadline: float | None = None,
         analytics_conn_id: str = DEFAULT_CONN_ID,
+        cancel_on_kill: bool = False,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow leaves it unannotated
         interval = float(poll_interval)
@@ -63,6 +70,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         self.poll_interval = interval if interval >= MIN_POLL_INTERVAL else MIN_POLL_INTERVAL
         self.deadline = deadline
         self.analytics_conn_id = analytics_conn_id
+        self.cancel_on_kill = cancel_on_kill
 
     @property
     @abstractmethod
@@ -77,6 +85,10 @@ class AnalyticsPollTrigger(BaseTrigger):
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
         """``success``/``failure`` when the wait is over, else ``None``."""
 
+    async def cancel(self, hook: AnalyticsAsyncHook) -> bool:
+        """Cancel the remote work; ``False`` when this kind of wait has nothing to cancel."""
+        return False
+
     def serialize(self) -> tuple[str, dict[str, Any]]:
         """Class path and JSON-compatible kwargs; ``__init__`` of the same class accepts them back."""
         kwargs = {
@@ -84,6 +96,7 @@ class AnalyticsPollTrigger(BaseTrigger):
             "poll_interval": self.poll_interval,
             "deadline": self.deadline,
             "analytics_conn_id": self.analytics_conn_id,
+            "cancel_on_kill": self.cancel_on_kill,
         }
         return f"{type(self).__module__}.{type(self).__qualname__}", kwargs
 
@@ -103,6 +116,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
             resource: Mapping[str, Any] | None = None
             last_status: object = None
+            reloaded = False
             while True:
                 remaining = None if self.deadline is None else self.deadline - time.time()
                 try:
@@ -111,10 +125,19 @@ class AnalyticsPollTrigger(BaseTrigger):
                         resource = await self.fetch(hook)
                 except TRANSIENT_ERRORS as exc:
                     self.log.warning("Polling %s %s failed, will poll again: %s", self.kind, self.target, exc)
+                except UnauthenticatedError as exc:
+                    # A rotated token: read the connection again once, and go on if it changed.
+                    if reloaded or not await hook.reload_connection():
+                        yield self._event("error", resource, f"polling {self.kind} {self.target} failed: {exc}")
+                        return
+                    reloaded = True
+                    self.log.info("The token was refused; using the connection as it reads now")
+                    continue
                 except AnalyticsError as exc:
                     yield self._event("error", resource, f"polling {self.kind} {self.target} failed: {exc}")
                     return
                 else:
+                    reloaded = False
                     outcome = self.outcome(resource)
                     if outcome is not None:
                         yield self._event(outcome, resource, f"{self.kind} is {resource.get('status')}")
@@ -127,3 +150,24 @@ class AnalyticsPollTrigger(BaseTrigger):
                     yield self._event("timeout", resource, f"gave up waiting for {self.kind} {self.target}")
                     return
                 await asyncio.sleep(self.poll_interval if remaining is None else min(self.poll_interval, remaining))
+
+    async def on_kill(self) -> None:
+        """A user killed the deferred task: cancel the remote work if ``cancel_on_kill`` says so.
+
+        ``cleanup()`` keeps Airflow's default: it runs on every exit, a triggerer restart included, so it
+        must never cancel anything; the client is closed when :meth:`run` ends.
+        """
+        if not self.cancel_on_kill:
+            return
+        async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
+            try:
+                with call_deadline(ON_KILL_SECONDS):
+                    cancelled = await self.cancel(hook)
+            except ConflictError:
+                self.log.info("The task was killed; %s %s had already finished", self.kind, self.target)
+                return
+            except AnalyticsError as exc:
+                self.log.warning("The task was killed, but cancelling %s %s failed: %s", self.kind, self.target, exc)
+                return
+        if cancelled:
+            self.log.info("The task was killed: cancelled %s %s", self.kind, self.target)

@@ -34,3 +34,7 @@ class ExecutionTrigger(AnalyticsPollTrigger):
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
         return execution_outcome(resource)
+
+    async def cancel(self, hook: AnalyticsAsyncHook) -> bool:
+        await hook.cancel_execution(self.workflow_id, self.execution_id)
+        return True

@@ -32,3 +32,7 @@ class ReportTrigger(AnalyticsPollTrigger):
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
         return report_outcome(resource)
+
+    async def cancel(self, hook: AnalyticsAsyncHook) -> bool:
+        await hook.cancel_report(self.report_id)
+        return True

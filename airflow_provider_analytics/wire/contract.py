@@ -85,4 +85,5 @@ ASSUMED_ROUTES = {
     "get_execution": "/workflows/{workflow_id}/executions/{execution_id}",
     "cancel_execution": "/workflows/{workflow_id}/executions/{execution_id}/cancel",
     "get_report": "/reports/{report_id}",
+    "cancel_report": "/reports/{report_id}/cancel",
 }

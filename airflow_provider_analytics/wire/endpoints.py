@@ -365,6 +365,12 @@ def get_report(report_id: str) -> Call[Report]:
     return _get(ASSUMED_ROUTES["get_report"], _resource, report_id=validate_id(report_id, "report_id"))
 
 
+def cancel_report(report_id: str, idempotency_key: str | None = None) -> Call[Report]:
+    """``POST /v1/reports/:id/cancel`` (assumed endpoint): stop generating; the report ends ``failed``."""
+    ids = {"report_id": validate_id(report_id, "report_id")}
+    return _post(ASSUMED_ROUTES["cancel_report"], None, idempotency_key, _resource, **ids)
+
+
 def download_report(report_id: str, offset: int = 0, if_range: str | None = None) -> RequestSpec:
     """``GET /v1/reports/:id/download``, from byte ``offset`` (a ``Range`` request when it is not 0).
 

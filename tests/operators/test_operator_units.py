@@ -445,6 +445,20 @@ BAD_INPUT: list[Any] = [
         r"data_source_id must be 1-64 characters",
         id="sensor-malformed-data-source",
     ),
+    pytest.param(
+        lambda tmp: DataSourceSyncedSensor(
+            task_id="t", data_source_id=DATA_SOURCE, synced_after="2026-11-21T10:00Z", deferrable=True, poke_interval=0
+        ),
+        r"poke_interval must be a positive number of seconds or a timedelta, got 0.0",
+        id="sensor-deferrable-zero-poke-interval",
+    ),
+    pytest.param(
+        lambda tmp: DataSourceSyncedSensor(
+            task_id="t", data_source_id=DATA_SOURCE, synced_after="2026-11-21T10:00Z", poke_interval=0.01
+        ),
+        r"poke_interval must be at least 0.1 s, got 0.01",
+        id="sensor-tiny-poke-interval",
+    ),
 ]
 
 
