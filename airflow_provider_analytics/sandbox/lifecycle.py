@@ -22,6 +22,9 @@ from airflow_provider_analytics.sandbox.records import (
 )
 
 EXECUTION_TERMINAL = frozenset({"succeeded", "failed", "cancelled"})
+REPORT_FINISHED = frozenset({"ready", "failed", "expired"})
+# The platform has no "cancelled" report state: a cancelled report ends failed, saying why.
+CANCELLED_REPORT_ERROR = {"type": "cancelled", "message": "report generation was cancelled"}
 REPORT_CONTENT_TYPES = {
     "pdf": "application/pdf",
     "csv": "text/csv; charset=utf-8",
@@ -122,6 +125,8 @@ def report_status(report: ReportRecord, timings: Timings, now: datetime) -> str:
     :param timings: the sandbox timings.
     :param now: the sandbox time of the read.
     """
+    if report.cancelled_at is not None and now >= report.cancelled_at:
+        return "failed"
     if report.outcome == "failed":
         if now >= report.created_at + _seconds(timings.report_total):
             return "failed"
@@ -149,7 +154,7 @@ def report_view(report: ReportRecord, timings: Timings, now: datetime) -> JsonDi
         "format": report.format,
         "parameters": report.parameters,
         "status": status,
-        "error": report.error if status == "failed" else None,
+        "error": (CANCELLED_REPORT_ERROR if report.cancelled_at else report.error) if status == "failed" else None,
         "size_bytes": None,
         "sha256": None,
         "content_type": None,
@@ -158,7 +163,8 @@ def report_view(report: ReportRecord, timings: Timings, now: datetime) -> JsonDi
         "expires_at": None,
     }
     if status == "failed":
-        view["completed_at"] = rfc3339(report.created_at + _seconds(timings.report_total))
+        failed_at = report.cancelled_at or report.created_at + _seconds(timings.report_total)
+        view["completed_at"] = rfc3339(failed_at)
     ready_at = _report_ready_at(report, timings)
     if status in ("ready", "expired") and ready_at is not None and report.content is not None:
         expires_at = ready_at + _seconds(timings.report_ttl)

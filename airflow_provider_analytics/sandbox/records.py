@@ -163,6 +163,7 @@ class ReportRecord:
     sha256: str | None = None
     rendered_at: datetime | None = None
     expired_at: datetime | None = None
+    cancelled_at: datetime | None = None
 
 
 @dataclass

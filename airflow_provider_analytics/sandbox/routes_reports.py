@@ -67,6 +67,17 @@ def build_router(state: SandboxState) -> APIRouter:
         with state.lock:
             return json_response(lifecycle.report_view(find(request, report_id), state.timings, state.now()))
 
+    @router.post("/{report_id}/cancel")
+    async def cancel_report(report_id: str, request: Request) -> JSONResponse:
+        with state.lock:
+            report = find(request, report_id)
+            now = state.now()
+            status = lifecycle.report_status(report, state.timings, now)
+            if status in lifecycle.REPORT_FINISHED:
+                raise ApiError(409, f"report {report_id} already finished ({status})", {"status": status})
+            report.cancelled_at = now
+            return json_response(lifecycle.report_view(report, state.timings, now), status=202)
+
     @router.get("/{report_id}/download")
     async def download_report(report_id: str, request: Request) -> StreamingResponse:
         with state.lock:
