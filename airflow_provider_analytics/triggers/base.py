@@ -7,6 +7,7 @@ serialized kwargs at any time without side effects.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping
@@ -117,6 +118,7 @@ class AnalyticsPollTrigger(BaseTrigger):
             resource: Mapping[str, Any] | None = None
             last_status: object = None
             reloaded = False
+            await self._stagger_start()
             while True:
                 remaining = None if self.deadline is None else self.deadline - time.time()
                 try:
@@ -150,6 +152,19 @@ class AnalyticsPollTrigger(BaseTrigger):
                     yield self._event("timeout", resource, f"gave up waiting for {self.kind} {self.target}")
                     return
                 await asyncio.sleep(self.poll_interval if remaining is None else min(self.poll_interval, remaining))
+
+    async def _stagger_start(self) -> None:
+        """Wait a random part of one interval before the first poll.
+
+        The task (or the trigger before a triggerer restart) has just looked, so nothing is lost; and a
+        triggerer that starts a thousand waits at once then polls them spread over the interval instead
+        of all in the same instant, which would hold its event loop for every one of them in turn.
+        """
+        remaining = None if self.deadline is None else self.deadline - time.time()
+        first = self.poll_interval * random.random()
+        if remaining is not None:
+            first = min(first, max(0.0, remaining))
+        await asyncio.sleep(first)
 
     async def on_kill(self) -> None:
         """A user killed the deferred task: cancel the remote work if ``cancel_on_kill`` says so.
