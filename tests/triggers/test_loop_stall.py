@@ -48,7 +48,8 @@ _PROGRAM = textwrap.dedent(
             return [event.payload["status"] async for event in trigger.run()]
 
         # Warm up: the first trigger in a process pays one-time imports (Airflow's secrets lookup, ...).
-        await ExecutionTrigger(workflow_id=workflow_id, execution_id=execution_id, poll_interval=2.0, deadline=0).run().__anext__()
+        warm = ExecutionTrigger(workflow_id=workflow_id, execution_id=execution_id, poll_interval=2.0, deadline=0)
+        await warm.run().__anext__()
         tick = asyncio.ensure_future(ticker())
         results = await asyncio.gather(*(wait_one() for _ in range(waits)))
         stop.set()
