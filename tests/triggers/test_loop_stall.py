@@ -49,7 +49,7 @@ _PROGRAM = textwrap.dedent(
 
         # Warm up: the first trigger in a process pays one-time imports (Airflow's secrets lookup, ...).
         warm = ExecutionTrigger(workflow_id=workflow_id, execution_id=execution_id, poll_interval=2.0, deadline=0)
-        await warm.run().__anext__()
+        [event async for event in warm.run()]
         tick = asyncio.ensure_future(ticker())
         results = await asyncio.gather(*(wait_one() for _ in range(waits)))
         stop.set()
