@@ -23,7 +23,7 @@ with DAG(
     start_refresh = ExecuteWorkflowOperator(
         task_id="start_refresh",
         workflow_id="wf_sessionize_events",
-        inputs={"hour": "{{ data_interval_start }}"},
+        inputs={"hour": "{{ dag_run.run_after | ts }}"},  # defined however the run was triggered
         wait_for_completion=False,
     )
 

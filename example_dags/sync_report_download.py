@@ -2,7 +2,7 @@
 
 The sensor waits until ``ds_warehouse`` has synced *after* the run's data interval ended (freshness,
 not status). The report file lands in a local folder; for object storage use a URI instead, e.g.
-``destination="s3://analytics-exports/sales/{{ ds }}/"`` with an ``aws_default`` connection.
+``destination="s3://analytics-exports/sales/{{ dag_run.run_after | ds }}/"`` with an ``aws_default`` connection.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from airflow_provider_analytics.operators.reports import DownloadReportOperator,
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 
 EXPORT_DIR = "{{ var.value.get('analytics_export_dir', '/tmp/analytics-exports') }}"
+# run_after exists for every run; {{ ds }} does not when a run is triggered without a logical date.
+DAY = "{{ dag_run.run_after | ds }}"
 sales_report_file = Asset("analytics-sales-report")
 
 with DAG(
@@ -27,7 +29,7 @@ with DAG(
     warehouse_fresh = DataSourceSyncedSensor(
         task_id="warehouse_fresh",
         data_source_id="ds_warehouse",
-        # synced_after defaults to the run's data interval end
+        # synced_after defaults to the run's data interval end (or its run_after when it has none)
         deferrable=True,
         poke_interval=5,
         timeout=3600,
@@ -36,8 +38,8 @@ with DAG(
         task_id="generate",
         dashboard_ids=["db_sales", "db_product"],
         format="pdf",
-        name="sales-{{ ds }}",
-        parameters={"period": "{{ ds }}"},
+        name="sales-" + DAY,
+        parameters={"period": DAY},
         deferrable=True,
         poll_interval=2,
         timeout=1800,
@@ -45,7 +47,7 @@ with DAG(
     download = DownloadReportOperator(
         task_id="download",
         report_id="{{ ti.xcom_pull(task_ids='generate')['id'] }}",
-        destination=EXPORT_DIR + "/{{ ds }}/",
+        destination=EXPORT_DIR + "/" + DAY + "/",
         overwrite=True,
         outlets=[sales_report_file],
     )

@@ -22,7 +22,8 @@ with DAG(
     enrich = ExecuteWorkflowOperator(
         task_id="enrich",
         workflow_id="wf_nightly_enrichment",
-        inputs={"day": "{{ ds }}", "mode": "incremental"},
+        # run_after exists for every run; {{ ds }} does not when a run is triggered without a logical date.
+        inputs={"day": "{{ dag_run.run_after | ds }}", "mode": "incremental"},
         deferrable=True,
         poll_interval=2,
         timeout=600,  # then the execution is cancelled and the task fails saying so
