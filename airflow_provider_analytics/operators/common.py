@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from datetime import timedelta
 from functools import cached_property
 from typing import Any
@@ -62,7 +64,41 @@ def task_instance_key(context: Context, purpose: str, basis: object = None) -> s
     return f"apa-{purpose}-{digest[:40]}"
 
 
-class AnalyticsBaseOperator(BaseOperator):
+def _closing_the_hook(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            if "hook" in self.__dict__:
+                self.__dict__["hook"].close()
+
+    run._closes_hook = True  # type: ignore[attr-defined]
+    return run
+
+
+class HookOwner:
+    """Closes the task's hook (its HTTP connection pool) when ``execute`` or ``execute_complete`` ends.
+
+    Every subclass's own ``execute`` and ``execute_complete`` are wrapped when the class is made, so no
+    operator can forget it, whether the method returns, defers or fails. The hook itself is built on
+    first use (``cached_property``), never at DAG parse time, and is built again if used afterwards.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("execute", "execute_complete"):
+            method = cls.__dict__.get(name)
+            if callable(method) and not getattr(method, "_closes_hook", False):
+                setattr(cls, name, _closing_the_hook(method))
+
+    @cached_property
+    def hook(self) -> AnalyticsHook:
+        """The hook for ``analytics_conn_id``."""
+        return AnalyticsHook(analytics_conn_id=self.analytics_conn_id)  # type: ignore[attr-defined]
+
+
+class AnalyticsBaseOperator(HookOwner, BaseOperator):
     """Base for this provider's operators; the hook is built on first use, never at DAG parse time.
 
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
@@ -71,11 +107,6 @@ class AnalyticsBaseOperator(BaseOperator):
     def __init__(self, *, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.analytics_conn_id = analytics_conn_id
-
-    @cached_property
-    def hook(self) -> AnalyticsHook:
-        """The hook for ``analytics_conn_id``."""
-        return AnalyticsHook(analytics_conn_id=self.analytics_conn_id)
 
     def ui_link(self, path: str) -> str | None:
         """A link into the platform UI, or ``None`` when the connection has no ``ui_url``."""

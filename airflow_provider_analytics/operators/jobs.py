@@ -75,6 +75,7 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         self.timeout = seconds(timeout, "timeout")
         self.cancel_on_kill = cancel_on_kill
         self._running_id: Any = None
+        self._killed = False
 
     # What a concrete operator says --------------------------------------------------------------------
 
@@ -185,6 +186,7 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         return self._finish(external_id, resource, "success" if event["status"] == "success" else "failure")
 
     def on_kill(self) -> None:
+        self._killed = True
         if self.cancel_on_kill and self._running_id is not None:
             self.log.info("Task killed: cancelling %s", self.describe(self._running_id))
             self._cancel_quietly(self._running_id)
@@ -195,6 +197,11 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         if outcome == "success":
             self.log.info("%s is %s", self.describe(external_id), resource.get("status"))
             return dict(resource)
+        if self._killed:
+            raise RemoteJobFailed(
+                f"the task was killed; {self.describe(external_id)} "
+                + ("was cancelled" if self.cancel_on_kill else f"is {resource.get('status')} (cancel_on_kill is off)")
+            )
         error = resource.get("error") or {}
         raise RemoteJobFailed(
             f"{self.describe(external_id)} ended {resource.get('status')}: "

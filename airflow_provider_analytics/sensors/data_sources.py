@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue, conf
@@ -15,15 +14,15 @@ from airflow.sdk.exceptions import (
     AirflowSkipException,
 )
 
-from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
-from airflow_provider_analytics.operators.common import poll_seconds
+from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
+from airflow_provider_analytics.operators.common import HookOwner, poll_seconds
 from airflow_provider_analytics.operators.waiting import checked_event
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.outcomes import parse_time, sync_outcome
 
 
-class DataSourceSyncedSensor(BaseSensorOperator):
+class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
     """Succeed once the data source's data is fresh: ``last_synced_at >= synced_after``.
 
     Freshness, not status, decides: a source may read ``syncing`` while its last completed sync already
@@ -58,11 +57,6 @@ class DataSourceSyncedSensor(BaseSensorOperator):
         self.fail_on_sync_failure = fail_on_sync_failure
         self.deferrable = deferrable
         self.analytics_conn_id = analytics_conn_id
-
-    @cached_property
-    def hook(self) -> AnalyticsHook:
-        """The hook for ``analytics_conn_id``."""
-        return AnalyticsHook(analytics_conn_id=self.analytics_conn_id)
 
     def threshold(self, context: Context) -> datetime:
         """The time the data must be fresh from (see ``synced_after``)."""
