@@ -108,6 +108,12 @@ class AnalyticsHook(_AnalyticsConnection):
             self.client.close()
             del self.__dict__["client"]
 
+    def __enter__(self) -> AnalyticsHook:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     # Charts ---------------------------------------------------------------------------------------------
 
     def list_charts(self) -> list[Chart]:
