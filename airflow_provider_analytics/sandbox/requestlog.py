@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 from dataclasses import dataclass
 from typing import Any
+
+from airflow_provider_analytics.sandbox.redaction import redact_body, redact_headers, redact_query
 
 
 @dataclass
 class RecordedRequest:
     """One ``/v1`` request as the sandbox received it, and the status it answered (0 when dropped).
 
+    Credentials are redacted as a platform's logs would: ``Authorization`` keeps only its scheme
+    (``Bearer [redacted]``), credential headers (``Cookie``, ``X-Api-Key``...) and secret-looking query
+    parameters become ``[redacted]``, and so does every secret field (``password``, ``private_key``,
+    ``token``...) at any depth of a JSON body, in ``json`` and in ``body`` alike.
+
     :param method: the HTTP method.
     :param path: the URL path.
     :param query: query parameters (last value wins for repeated names).
     :param headers: request headers with lower-case names.
-    :param body: the raw body.
+    :param body: the raw body (re-serialised from the redacted JSON when it held secrets).
     :param json: the parsed JSON body, or None when empty or not JSON.
     :param status: the status sent (0 until answered, and for dropped connections).
     :param request_id: the ``X-Request-Id`` the answer carried.
@@ -43,7 +49,7 @@ class RequestLog:
     def record(
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: bytes, request_id: str
     ) -> RecordedRequest:
-        """Append a request (status 0 until answered); returns the live entry.
+        """Append a request, redacted (status 0 until answered); returns the live entry.
 
         :param method: the HTTP method.
         :param path: the URL path.
@@ -52,11 +58,8 @@ class RequestLog:
         :param body: the raw body.
         :param request_id: the request id of the answer.
         """
-        try:
-            parsed = json.loads(body) if body.strip() else None
-        except ValueError:
-            parsed = None
-        entry = RecordedRequest(method, path, query, headers, body, parsed, 0, request_id)
+        kept, parsed = redact_body(body)
+        entry = RecordedRequest(method, path, redact_query(query), redact_headers(headers), kept, parsed, 0, request_id)
         with self._lock:
             self._entries.append(entry)
         return entry

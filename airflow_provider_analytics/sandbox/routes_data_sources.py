@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse
 from airflow_provider_analytics.sandbox import lifecycle
 from airflow_provider_analytics.sandbox.errors import ApiError
 from airflow_provider_analytics.sandbox.records import DataSourceRecord, JsonDict, new_id
+from airflow_provider_analytics.sandbox.redaction import is_secret_field
 from airflow_provider_analytics.sandbox.route_support import json_response, read_json, workspace_of
 from airflow_provider_analytics.sandbox.schemas import ConnectDataSourceBody
 from airflow_provider_analytics.sandbox.store import SandboxState
@@ -22,16 +23,6 @@ REQUIRED_CONNECTION_FIELDS = {
     "bigquery": ("project",),
     "snowflake": ("account", "user"),
 }
-_SECRET_MARKERS = ("password", "secret", "token", "private_key", "credentials", "api_key", "passphrase", "keyfile")
-
-
-def is_secret_field(name: str) -> bool:
-    """Whether a connection field is write-only (accepted on connect, never returned).
-
-    :param name: the connection field name.
-    """
-    lowered = name.lower()
-    return any(marker in lowered for marker in _SECRET_MARKERS)
 
 
 def connection_problems(source_type: str, connection: dict[str, Any]) -> dict[str, str]:

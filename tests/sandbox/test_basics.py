@@ -135,7 +135,7 @@ def test_request_log_records_what_was_received(client: httpx.Client, state: Sand
     assert (first.method, first.path, first.status) == ("POST", "/v1/workflows", 201)
     assert first.json == {"name": "x", "configuration": {}}
     assert first.headers["user-agent"] == "probe/1"
-    assert first.headers["authorization"] == "Bearer sandbox-token"
+    assert first.headers["authorization"] == "Bearer [redacted]"
     assert (second.query, second.status) == ({"limit": "5"}, 200)
     state.reset()
     assert state.requests == []

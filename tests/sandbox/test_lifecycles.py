@@ -182,7 +182,9 @@ def test_connect_data_source_validates_and_hides_secrets(client: httpx.Client, s
     assert body["connection"] == {"host": "db", "port": 5432, "database": "sales", "user": "svc"}
     assert body["sync"] == {"status": "never_synced", "last_synced_at": None}
     assert "hunter2" not in client.get("/v1/data-sources").text
-    assert state.requests[-2].json["connection"]["password"] == "hunter2"
+    logged = state.requests[-2]
+    assert logged.json["connection"] == {**connection, "password": "[redacted]"}
+    assert b"hunter2" not in logged.body
 
 
 def test_dashboard_versions_and_if_match(client: httpx.Client) -> None:
