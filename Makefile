@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install lint typecheck pytest test demo clean
+.PHONY: install lint typecheck pytest test demo e2e clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -34,6 +34,16 @@ test: lint typecheck pytest
 
 demo: install
 	$(BIN)/python tools/demo.py
+
+# A real deployment on loopback (Postgres, api-server, scheduler, dag-processor, triggerer; with
+# EXECUTOR=celery also Redis and two Celery workers): see docs/deployment.md.
+EXECUTOR ?= local
+e2e: install
+	@if [ "$(EXECUTOR)" = celery ] && ! command -v redis-server >/dev/null; then \
+		echo "installing redis-server (Debian package)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	fi
+	cd tools/e2e && ../../$(BIN)/python run.py --executor $(EXECUTOR)
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache

@@ -1,0 +1,248 @@
+"""The processes of a real deployment on loopback: Postgres, Redis, the sandbox and Airflow's components.
+
+Everything lives in one private temporary folder (``AIRFLOW_HOME``, the Postgres data directory, logs) and
+every process is started here, remembered by its pid and stopped by it, also when a check fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PG_BIN = next(
+    (Path(p) for p in ("/usr/lib/postgresql/15/bin", "/usr/local/bin") if (Path(p) / "initdb").exists()), None
+)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for(what: str, check: Any, seconds: float, interval: float = 0.5) -> Any:
+    """Call ``check`` until it returns something truthy; fail naming ``what`` after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            result = check()
+        except (OSError, ValueError):
+            result = None
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} did not happen within {seconds:g} s")
+        time.sleep(interval)
+
+
+class Process:
+    """One started program: its own process group, output to a log file, stopped by pid."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], logs: Path, user: str | None = None) -> None:
+        self.name = name
+        self.log_path = logs / f"{name}.log"
+        if user and os.geteuid() == 0:
+            argv = ["runuser", "-u", user, "--", *argv]
+        with self.log_path.open("ab") as log:
+            self.popen = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, sig: int = signal.SIGTERM, seconds: float = 20.0) -> None:
+        """Signal the whole process group, wait, then SIGKILL what is left."""
+        if not self.alive():
+            return
+        try:
+            os.killpg(self.pid, sig)
+            self.popen.wait(seconds)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.pid, signal.SIGKILL)
+            self.popen.wait(10)
+        except ProcessLookupError:
+            pass
+
+    def tail(self, lines: int = 30) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+class Cluster:
+    """A sandbox and a real Airflow (api-server, scheduler, dag-processor, triggerer, workers) on Postgres.
+
+    :param executor: ``local`` or ``celery`` (then Redis and two Celery workers are started too).
+    :param dags: the folder Airflow parses.
+    :param sandbox_args: extra options for the sandbox CLI (durations).
+    """
+
+    def __init__(self, executor: str, dags: Path, sandbox_args: list[str]) -> None:
+        self.executor = executor
+        self.dags = dags
+        self.sandbox_args = sandbox_args
+        self.home = Path(tempfile.mkdtemp(prefix="apa-e2e-"))
+        os.chmod(self.home, 0o755)  # the postgres user must reach its data directory
+        self.logs = self.home / "logs"
+        self.logs.mkdir()
+        self.exports = self.home / "exports"
+        self.processes: dict[str, Process] = {}
+        self.ports = {name: free_port() for name in ("api", "postgres", "sandbox", "redis")}
+        self.pg_data = self.home / "pg"
+
+    # --- start ----------------------------------------------------------------------------------
+
+    def __enter__(self) -> Cluster:
+        try:
+            self._start_postgres()
+            if self.executor == "celery":
+                self._start_redis()
+            self._start_sandbox()
+            self.airflow("db", "migrate", timeout=300)
+            for component in ("api-server", "scheduler", "dag-processor", "triggerer"):
+                self.start_component(component)
+            if self.executor == "celery":
+                for worker in ("worker_a", "worker_b"):
+                    self.start_component(worker)
+            wait_for("the api-server answering", lambda: self.api("GET", "/api/v2/monitor/health"), 120)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for process in reversed(list(self.processes.values())):  # Postgres, started first, stops last
+            process.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def _start_postgres(self) -> None:
+        if PG_BIN is None:
+            raise RuntimeError("Postgres 15 (initdb, postgres) is not installed: apt-get install postgresql-15")
+        if os.geteuid() == 0:
+            self.pg_data.mkdir()
+            shutil.chown(self.pg_data, "postgres", "postgres")
+        user = "postgres" if os.geteuid() == 0 else None
+        run = ["runuser", "-u", "postgres", "--"] if user else []
+        subprocess.run([*run, str(PG_BIN / "initdb"), "-D", str(self.pg_data), "-U", "postgres", "--auth=trust"],
+                       check=True, capture_output=True, timeout=120)  # fmt: skip
+        options = f"-p {self.ports['postgres']} -k {self.pg_data} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self.processes["postgres"] = Process(
+            "postgres", [str(PG_BIN / "postgres"), "-D", str(self.pg_data), *options.split()], dict(os.environ),
+            self.logs, user,
+        )  # fmt: skip
+        wait_for("postgres accepting connections", self._postgres_ready, 60)
+        subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.ports["postgres"]), "-U", "postgres", "-c",
+                        "CREATE DATABASE airflow"], check=True, capture_output=True, timeout=60)  # fmt: skip
+
+    def _postgres_ready(self) -> bool:
+        probe = ["psql", "-h", "127.0.0.1", "-p", str(self.ports["postgres"]), "-U", "postgres", "-c", "select 1"]
+        return subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
+
+    def _start_redis(self) -> None:
+        server = shutil.which("redis-server")
+        if server is None:
+            raise RuntimeError(
+                "redis-server is not installed: make e2e-deps installs it (apt-get install redis-server)"
+            )
+        argv = [server, "--port", str(self.ports["redis"]), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self.processes["redis"] = Process("redis", argv, dict(os.environ), self.logs)
+        wait_for(
+            "redis accepting connections", lambda: socket.create_connection(("127.0.0.1", self.ports["redis"]), 1), 30
+        )
+
+    def _start_sandbox(self) -> None:
+        argv = [sys.executable, "-m", "airflow_provider_analytics.sandbox", "--port", str(self.ports["sandbox"]),
+                *self.sandbox_args]  # fmt: skip
+        self.processes["sandbox"] = Process("sandbox", argv, dict(os.environ), self.logs)
+        wait_for("the sandbox answering", lambda: self.sandbox("GET", "/_sandbox/health"), 60)
+
+    # --- Airflow --------------------------------------------------------------------------------
+
+    @property
+    def sandbox_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports['sandbox']}"
+
+    def env(self, hostname: str | None = None) -> dict[str, str]:
+        """The environment every Airflow component shares: the same connection, DB and settings."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW_", "AIRFLOW__"))}
+        connection = {"conn_type": "analytics", "host": self.sandbox_url, "password": "sandbox-token",
+                      "extra": {"ui_url": f"{self.sandbox_url}/ui"}}  # fmt: skip
+        executor = "CeleryExecutor" if self.executor == "celery" else "LocalExecutor"
+        redis = f"redis://127.0.0.1:{self.ports['redis']}/0"
+        env.update({
+            "AIRFLOW_HOME": str(self.home / "airflow"),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": executor,
+            "AIRFLOW__CORE__PARALLELISM": "8",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN":
+                f"postgresql+psycopg2://postgres@127.0.0.1:{self.ports['postgres']}/airflow",
+            "AIRFLOW__API__PORT": str(self.ports["api"]),
+            "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{self.ports['api']}",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{self.ports['api']}/execution/",
+            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "20",
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+            "AIRFLOW__CELERY__BROKER_URL": redis,
+            "AIRFLOW__CELERY__RESULT_BACKEND":
+                f"db+postgresql://postgres@127.0.0.1:{self.ports['postgres']}/airflow",
+            "AIRFLOW_CONN_ANALYTICS_DEFAULT": json.dumps(connection),
+            "AIRFLOW_VAR_ANALYTICS_EXPORT_DIR": str(self.exports),
+            "PYTHONPATH": str(ROOT / "tools" / "e2e"),
+        })  # fmt: skip
+        if hostname:
+            env["AIRFLOW__CORE__HOSTNAME_CALLABLE"] = f"hostnames.{hostname}"  # tools/e2e/hostnames.py
+        return env
+
+    def airflow(self, *args: str, timeout: float = 120) -> str:
+        done = subprocess.run([str(BIN / "airflow"), *args], env=self.env(), capture_output=True, text=True,
+                              timeout=timeout)  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"airflow {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+        return done.stdout
+
+    def start_component(self, component: str) -> Process:
+        if component.startswith("worker_"):
+            argv = [str(BIN / "airflow"), "celery", "worker", "--concurrency", "2", "-H", component]
+            process = Process(component, argv, self.env(hostname=component), self.logs)
+        else:
+            process = Process(component, [str(BIN / "airflow"), component], self.env(), self.logs)
+        self.processes[component] = process
+        return process
+
+    def restart(self, component: str, sig: int) -> None:
+        """Stop a component with ``sig`` (SIGTERM: a clean stop; SIGKILL: a crash), then start it again."""
+        self.processes[component].stop(sig)
+        self.start_component(component)
+
+    # --- HTTP -----------------------------------------------------------------------------------
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        return _http(method, f"http://127.0.0.1:{self.ports['api']}{path}", body)
+
+    def sandbox(self, method: str, path: str, body: Any = None) -> Any:
+        return _http(method, f"{self.sandbox_url}{path}", body, {"Authorization": "Bearer sandbox-token"})
+
+
+def _http(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json",
+                                                                            **(headers or {})})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30) as response:
+        raw = response.read()
+    return json.loads(raw) if raw else {}
