@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import signal
 import sys
 import threading
@@ -16,6 +17,8 @@ from types import FrameType
 from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
 
+DEFAULT_PORT = 8765
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -23,7 +26,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a local Analytics Platform /v1 sandbox server.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8080, help="port to listen on; 0 picks a free one")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port to listen on (default {DEFAULT_PORT}, away from Airflow's 8080); 0 picks a free one",
+    )
     parser.add_argument(
         "--speed",
         choices=("fast", "demo"),
@@ -37,8 +45,46 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="start a sync of every data source this often (0 turns it off; 'demo' speed defaults to 15)",
     )
+    for kind, what in (
+        ("execution", "queued + running"),
+        ("report", "pending + generating"),
+        ("sync", "pending + syncing"),
+    ):
+        parser.add_argument(
+            f"--{kind}-seconds",
+            type=_positive,
+            default=None,
+            metavar="S",
+            help=f"how long a {kind} takes ({what}), to rehearse restarts and kills during long waits",
+        )
     parser.add_argument("--no-seed", action="store_true", help="start with empty workspaces")
     return parser
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 86400:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds over 0 and under a day, got {text!r}")
+    return value
+
+
+def _timings(options: argparse.Namespace) -> Timings:
+    """The speed's timings, with any durations given on the command line (a fifth in the first state)."""
+    timings = Timings.fast() if options.speed == "fast" else Timings.demo()
+    if options.auto_sync is not None:
+        timings = dataclasses.replace(timings, auto_sync_interval=options.auto_sync or None)
+    for kind, first, second in (
+        ("execution", "execution_queued", "execution_running"),
+        ("report", "report_pending", "report_generating"),
+        ("sync", "sync_pending", "sync_running"),
+    ):
+        total = getattr(options, f"{kind}_seconds")
+        if total is not None:
+            timings = dataclasses.replace(timings, **{first: total / 5, second: total * 4 / 5})
+    return timings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,10 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     :param argv: command-line arguments (default: ``sys.argv[1:]``).
     """
     options = _parser().parse_args(argv)
-    timings = Timings.fast() if options.speed == "fast" else Timings.demo()
-    if options.auto_sync is not None:
-        timings = dataclasses.replace(timings, auto_sync_interval=options.auto_sync or None)
-    server = SandboxServer(SandboxConfig(timings=timings, seed=not options.no_seed), options.host, options.port)
+    server = SandboxServer(
+        SandboxConfig(timings=_timings(options), seed=not options.no_seed), options.host, options.port
+    )
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -58,7 +103,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
-    server.start()
+    try:
+        server.start()
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        print(
+            f"port {options.port} is in use (is another sandbox, or Airflow's api-server, running?): "
+            "pick another with --port",
+            file=sys.stderr,
+        )
+        return 2
     connection = server.connection_json()
     print(connection)
     print(f"export AIRFLOW_CONN_ANALYTICS_DEFAULT='{connection}'")

@@ -50,3 +50,37 @@ def test_server_context_manager_and_custom_token() -> None:
         raise AssertionError("the server should be stopped")
     except httpx.TransportError:
         pass
+
+
+def test_cli_durations_set_the_timings() -> None:
+    from airflow_provider_analytics.sandbox.__main__ import _parser, _timings
+
+    timings = _timings(
+        _parser().parse_args(["--execution-seconds", "20", "--report-seconds", "10", "--sync-seconds", "5"])
+    )
+    assert (timings.execution_queued, timings.execution_running) == (4.0, 16.0)
+    assert (timings.report_pending, timings.report_generating) == (2.0, 8.0)
+    assert (timings.sync_pending, timings.sync_running) == (1.0, 4.0)
+
+
+def test_cli_refuses_a_duration_that_is_not_positive() -> None:
+    import pytest
+
+    from airflow_provider_analytics.sandbox.__main__ import _parser
+
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["--execution-seconds", "0"])
+
+
+def test_a_port_in_use_is_one_clear_line_and_status_2(analytics_sandbox_server) -> None:
+    import subprocess
+    import sys
+
+    taken = str(analytics_sandbox_server.port)
+    done = subprocess.run(
+        [sys.executable, "-m", "airflow_provider_analytics.sandbox", "--port", taken],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert f"port {taken} is in use" in done.stderr
+    assert "Traceback" not in done.stderr

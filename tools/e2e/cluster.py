@@ -200,7 +200,7 @@ class Cluster:
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__CELERY__BROKER_URL": redis,
             "AIRFLOW__CELERY__RESULT_BACKEND":
-                f"db+postgresql://postgres@127.0.0.1:{self.ports['postgres']}/airflow",
+                f"db+postgresql+psycopg2://postgres@127.0.0.1:{self.ports['postgres']}/airflow",
             "AIRFLOW_CONN_ANALYTICS_DEFAULT": json.dumps(connection),
             "AIRFLOW_VAR_ANALYTICS_EXPORT_DIR": str(self.exports),
             "PYTHONPATH": str(ROOT / "tools" / "e2e"),

@@ -241,7 +241,12 @@ def prepare_dags(home: Path) -> Path:
     return dags
 
 
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # so the cluster's clean-up runs, as it does for Ctrl-C
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--executor", choices=["local", "celery"], default="local")
     args = parser.parse_args()
@@ -249,7 +254,7 @@ def main() -> int:
     staging = Path(__import__("tempfile").mkdtemp(prefix="apa-e2e-dags-"))
     checks = Checks()
     try:
-        sandbox_args = ["--speed", "demo", "--auto-sync", "5"]  # TRIAL
+        sandbox_args = ["--speed", "demo", "--auto-sync", "5", "--execution-seconds", "15"]
         with Cluster(args.executor, prepare_dags(staging), sandbox_args) as cluster:
             deployment = Deployment(cluster)
             wait_for("the DAGs parsed", lambda: len(cluster.api("GET", "/api/v2/dags?limit=100")["dags"]) >= 6, 180, 2)
