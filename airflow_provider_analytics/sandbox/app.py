@@ -22,7 +22,8 @@ from airflow_provider_analytics.sandbox import (
     ui,
 )
 from airflow_provider_analytics.sandbox.errors import ApiError, error_body, new_request_id, validation_fields
-from airflow_provider_analytics.sandbox.gateway import REQUEST_ID_KEY, ConnectionDropped, Gateway
+from airflow_provider_analytics.sandbox.gateway import REQUEST_ID_KEY, Gateway
+from airflow_provider_analytics.sandbox.hostile import ConnectionDropped
 from airflow_provider_analytics.sandbox.store import SandboxState
 
 logger = logging.getLogger(__name__)

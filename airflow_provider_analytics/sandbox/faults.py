@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-FAULT_KINDS = ("status", "drop", "truncate", "bad_digest", "delay")
+FAULT_KINDS = ("status", "drop", "truncate", "bad_digest", "delay", "respond", "stream", "gzip", "headers", "pages")
+# Kinds that answer instead of the route (before authentication); "gzip" and "headers" rewrite its answer.
+ANSWERING_KINDS = ("respond", "stream", "pages")
+HeaderPairs = tuple[tuple[str, "str | bytes"], ...]
 DOWNLOAD_PATH = r"/download$"
 
 
@@ -28,6 +33,16 @@ class Fault:
     :param after_processing: for ``drop``: process the request fully before dropping the answer.
     :param at_bytes: for ``truncate``: how many body bytes to send before closing.
     :param seconds: for ``delay``: how long to wait before handling the request.
+    :param answer_headers: for ``respond`` and ``stream``: the answer's headers, sent verbatim.
+    :param raw: for ``respond``: the body; for ``stream``: ``(prefix, chunk, suffix)``.
+    :param chunk_count: for ``stream``: how often ``chunk`` is sent.
+    :param content_length: for ``stream``: a ``Content-Length`` to announce (true or not); None is chunked.
+    :param force: for ``gzip``: compress even when the request did not accept gzip.
+    :param set_headers: for ``headers``: headers added or replaced on the route's answer.
+    :param remove_headers: for ``headers``: headers dropped from the route's answer.
+    :param cycle: for ``pages``: the cursor comes back to ``cur_1`` after this many pages.
+    :param items: for ``pages``: the JSON ``data`` of every page.
+    :param extra: for ``pages``: more JSON fields of every page.
     """
 
     kind: str
@@ -41,6 +56,16 @@ class Fault:
     after_processing: bool = False
     at_bytes: int | None = None
     seconds: float | None = None
+    answer_headers: HeaderPairs = ()
+    raw: tuple[bytes, ...] = ()
+    chunk_count: int = 0
+    content_length: int | None = None
+    force: bool = False
+    set_headers: tuple[tuple[str, str], ...] = ()
+    remove_headers: tuple[str, ...] = ()
+    cycle: int | None = None
+    items: Any = None
+    extra: Any = None
     _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -54,6 +79,12 @@ class Fault:
             raise ValueError("a truncate fault needs at_bytes >= 0")
         if self.kind == "delay" and (self.seconds is None or self.seconds < 0):
             raise ValueError("a delay fault needs seconds >= 0")
+        if self.kind in ("respond", "stream") and (self.code is None or not 200 <= self.code <= 599):
+            raise ValueError(f"a {self.kind} fault needs a code between 200 and 599")
+        if self.kind == "stream" and (self.chunk_count < 0 or (self.seconds or 0) < 0):
+            raise ValueError("a stream fault needs chunk_count >= 0 and interval >= 0")
+        if self.kind == "pages" and self.cycle is not None and self.cycle < 1:
+            raise ValueError("a pages fault's cycle must be 1 or more")
         object.__setattr__(self, "method", self.method.upper() if self.method else None)
         object.__setattr__(self, "_pattern", re.compile(self.path))
 
@@ -132,6 +163,121 @@ class Fault:
         return cls("delay", method, path, times, seconds=seconds)
 
     @classmethod
+    def respond(
+        cls,
+        code: int,
+        *,
+        headers: Mapping[str, str | bytes] | Sequence[tuple[str, str | bytes]] | None = None,
+        body: str | bytes = b"",
+        method: str | None = None,
+        path: str = ".*",
+        times: int = 1,
+    ) -> Fault:
+        """Answer with any status, exactly these headers and this body, before anything is processed.
+
+        A ``Content-Length`` among the headers is sent as given; when it promises more than the body, the
+        connection is closed after the body.
+
+        :param code: status code, 200-599 (204, 206 and redirects included).
+        :param headers: headers sent verbatim (``str`` as latin-1, ``bytes`` raw).
+        :param body: the body (``str`` as UTF-8).
+        :param method: HTTP method to match (any when None).
+        :param path: regular expression searched in the URL path.
+        :param times: how many matching requests get this answer.
+        """
+        raw = body.encode() if isinstance(body, str) else bytes(body)
+        return cls("respond", method, path, times, code=code, answer_headers=_pairs(headers), raw=(raw,))
+
+    @classmethod
+    def stream(
+        cls,
+        code: int = 200,
+        *,
+        headers: Mapping[str, str | bytes] | Sequence[tuple[str, str | bytes]] | None = None,
+        prefix: bytes = b"",
+        chunk: bytes = b" ",
+        chunk_count: int = 1000,
+        interval: float = 0.0,
+        content_length: int | None = None,
+        suffix: bytes = b"",
+        method: str | None = None,
+        path: str = ".*",
+        times: int = 1,
+    ) -> Fault:
+        """Stream ``prefix``, ``chunk`` x ``chunk_count`` (``interval`` s apart) and ``suffix``: big or slow bodies.
+
+        :param code: status code.
+        :param headers: headers sent verbatim.
+        :param prefix: bytes sent first.
+        :param chunk: bytes repeated.
+        :param chunk_count: how many chunks.
+        :param interval: seconds between chunks (a trickle).
+        :param content_length: announced ``Content-Length`` (may lie); None sends the body chunked.
+        :param suffix: bytes sent last.
+        :param method: HTTP method to match (any when None).
+        :param path: regular expression searched in the URL path.
+        :param times: how many matching requests get this answer.
+        """
+        return cls(
+            "stream", method, path, times, code=code, answer_headers=_pairs(headers), raw=(prefix, chunk, suffix),
+            chunk_count=chunk_count, seconds=interval, content_length=content_length,
+        )  # fmt: skip
+
+    @classmethod
+    def gzip(cls, *, force: bool = False, method: str | None = None, path: str = ".*", times: int = 1) -> Fault:
+        """Gzip the route's answer (``Content-Encoding: gzip``), other headers unchanged.
+
+        :param force: compress even when the request's ``Accept-Encoding`` does not admit gzip (hostile).
+        :param method: HTTP method to match (any when None).
+        :param path: regular expression searched in the URL path.
+        :param times: how many matching requests are compressed.
+        """
+        return cls("gzip", method, path, times, force=force)
+
+    @classmethod
+    def headers(
+        cls,
+        *,
+        set: Mapping[str, str] | None = None,
+        remove: Sequence[str] = (),
+        method: str | None = None,
+        path: str = ".*",
+        times: int = 1,
+    ) -> Fault:
+        """Rewrite the route's answer's headers: add or replace ``set``, drop ``remove`` (case-insensitive).
+
+        :param set: headers to add or replace.
+        :param remove: header names to drop (without ``Content-Length`` the body is sent chunked).
+        :param method: HTTP method to match (any when None).
+        :param path: regular expression searched in the URL path.
+        :param times: how many matching requests are rewritten.
+        """
+        pairs = tuple((name, value) for name, value in (set or {}).items())
+        return cls("headers", method, path, times, set_headers=pairs, remove_headers=tuple(n.lower() for n in remove))
+
+    @classmethod
+    def pages(
+        cls,
+        *,
+        cycle: int | None = None,
+        items: list[Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        method: str | None = None,
+        path: str = ".*",
+        times: int = 1,
+    ) -> Fault:
+        """Answer list pages ``{"data": items, "next_cursor": "cur_<k>", **extra}``, k counting this fault's uses.
+
+        :param cycle: after ``cur_<cycle>`` the cursor is ``cur_1`` again (a cursor cycle); None never ends.
+        :param items: every page's ``data``.
+        :param extra: more fields of every page (``columns`` for chart data).
+        :param method: HTTP method to match (any when None).
+        :param path: regular expression searched in the URL path.
+        :param times: how many pages are answered.
+        """
+        return cls("pages", method, path, times, cycle=cycle, items=list(items or []), extra=dict(extra or {}))
+
+    @classmethod
     def from_json(cls, data: dict[str, Any]) -> Fault:
         """Build a fault from the admin endpoint's JSON (``{"kind": "status", "code": 503, ...}``).
 
@@ -145,12 +291,23 @@ class Fault:
             "truncate": {"method", "path", "times", "at_bytes"},
             "bad_digest": {"method", "path", "times"},
             "delay": {"seconds", "method", "path", "times"},
-        }
+            "respond": {"code", "headers", "body", "body_b64", "method", "path", "times"},
+            "stream": {"code", "headers", "prefix", "chunk", "chunk_count", "interval", "content_length", "suffix",
+                       "method", "path", "times"},
+            "gzip": {"force", "method", "path", "times"},
+            "headers": {"set", "remove", "method", "path", "times"},
+            "pages": {"cycle", "items", "extra", "method", "path", "times"},
+        }  # fmt: skip
         if kind not in allowed:
             raise ValueError(f"kind must be one of {', '.join(FAULT_KINDS)}")
         unknown = set(options) - allowed[kind]
         if unknown:
             raise ValueError(f"unknown field(s) for a {kind} fault: {', '.join(sorted(unknown))}")
+        if "body_b64" in options:
+            options["body"] = base64.b64decode(options.pop("body_b64"))
+        for name in ("prefix", "chunk", "suffix"):
+            if isinstance(options.get(name), str):
+                options[name] = options[name].encode()
         constructor = getattr(cls, kind)
         try:
             return constructor(**options)  # type: ignore[no-any-return]
@@ -170,6 +327,13 @@ class Fault:
         fields = ("kind", "method", "path", "times", "code", "retry_after", "body", "content_type")
         view = {name: getattr(self, name) for name in fields}
         view.update(after_processing=self.after_processing, at_bytes=self.at_bytes, seconds=self.seconds)
+        if self.kind in ("respond", "stream", "gzip", "headers", "pages"):
+            view.update(
+                headers=[[name, _text(value)] for name, value in self.answer_headers],
+                raw_b64=[base64.b64encode(part).decode() for part in self.raw], chunk_count=self.chunk_count,
+                content_length=self.content_length, force=self.force, set=dict(self.set_headers),
+                remove=list(self.remove_headers), cycle=self.cycle, items=self.items, extra=self.extra,
+            )  # fmt: skip
         return view
 
 
@@ -194,6 +358,14 @@ class FaultQueue:
         :param method: the request method.
         :param path: the URL path.
         """
+        return self.take_use(method, path)[0]
+
+    def take_use(self, method: str, path: str) -> tuple[Fault | None, int]:
+        """Like :meth:`take`, with the use's number (1 for the fault's first use), which ``pages`` counts.
+
+        :param method: the request method.
+        :param path: the URL path.
+        """
         with self._lock:
             for entry in self._entries:
                 fault: Fault = entry[0]
@@ -201,8 +373,8 @@ class FaultQueue:
                     entry[1] -= 1
                     if entry[1] <= 0:
                         self._entries.remove(entry)
-                    return fault
-        return None
+                    return fault, fault.times - entry[1]
+        return None, 0
 
     def pending(self) -> list[tuple[Fault, int]]:
         """Queued faults with their remaining uses."""
@@ -213,3 +385,12 @@ class FaultQueue:
         """Forget every queued fault."""
         with self._lock:
             self._entries.clear()
+
+
+def _pairs(headers: Mapping[str, str | bytes] | Sequence[tuple[str, str | bytes]] | None) -> HeaderPairs:
+    items = headers.items() if isinstance(headers, Mapping) else (headers or ())
+    return tuple((str(name), value) for name, value in items)
+
+
+def _text(value: str | bytes) -> str:
+    return value if isinstance(value, str) else value.decode("latin-1")

@@ -15,8 +15,10 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from airflow_provider_analytics.sandbox import hostile
 from airflow_provider_analytics.sandbox.errors import DEFAULT_MESSAGES, error_body, new_request_id
-from airflow_provider_analytics.sandbox.faults import Fault
+from airflow_provider_analytics.sandbox.faults import ANSWERING_KINDS, Fault
+from airflow_provider_analytics.sandbox.hostile import ConnectionDropped
 from airflow_provider_analytics.sandbox.idempotency import KEY_PATTERN, StoredResponse, Verdict, request_fingerprint
 from airflow_provider_analytics.sandbox.ratelimit import RateDecision
 from airflow_provider_analytics.sandbox.store import SandboxState
@@ -26,13 +28,6 @@ WORKSPACE_KEY = "sandbox.workspace_id"
 _PASS_THROUGH_PREFIXES = ("/_sandbox", "/ui")
 _WRONG_DIGEST = "sha-256=:" + base64.b64encode(hashlib.sha256(b"not this file").digest()).decode() + ":"
 logger = logging.getLogger(__name__)
-
-
-class ConnectionDropped(Exception):
-    """Raised after a response has started so that uvicorn closes the connection mid-answer.
-
-    The server installs a log filter that hides uvicorn's traceback for this exception.
-    """
 
 
 def _is_api_path(path: str) -> bool:
@@ -94,8 +89,12 @@ class _Exchange:
         self.entry = self.state.request_log.record(
             self.method, self.path, query, dict(self.headers), body, self.request_id
         )
-        self.fault = self.state.faults.take(self.method, self.path)
+        self.fault, use = self.state.faults.take_use(self.method, self.path)
         if self.fault is not None:
+            if self.fault.kind in ANSWERING_KINDS:
+                self.state.request_log.set_status(self.entry, self.fault.code or 200)
+                await hostile.answer(self.fault, use, self.send, self.request_id)
+                return
             if self.fault.kind == "status":
                 await self._answer_fault_status(self.fault)
                 return
@@ -173,6 +172,14 @@ class _Exchange:
                 )
                 await (self._drop() if drop_after else self._send_stored(replayed))
                 return
+        if self.fault is not None and self.fault.kind in ("gzip", "headers"):
+            rewritten = hostile.rewrite(
+                self.fault, await self._call_buffered(body), self.headers.get("accept-encoding", "")
+            )
+            self.state.request_log.set_status(self.entry, rewritten[0])
+            status, headers, content, with_length = rewritten
+            await hostile.send_rewritten(self.send, status, self._decorate(headers), content, with_length)
+            return
         if key is None and not drop_after:
             await self.app(self.scope, self._replay_receive(body), self._forward)
             return

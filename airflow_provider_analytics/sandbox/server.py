@@ -13,7 +13,7 @@ import uvicorn
 
 from airflow_provider_analytics.sandbox.app import create_app
 from airflow_provider_analytics.sandbox.config import SandboxConfig
-from airflow_provider_analytics.sandbox.gateway import ConnectionDropped
+from airflow_provider_analytics.sandbox.hostile import ConnectionDropped
 from airflow_provider_analytics.sandbox.store import SandboxState
 
 

@@ -90,12 +90,16 @@ class BoundedBody:
         self._parts.append(chunk)
 
     def finish(self) -> bytes:
-        """The whole decoded body, once every raw chunk was fed."""
+        """The whole decoded body, once every raw chunk was fed.
+
+        :raises UnexpectedResponseError: a compressed body that stops before its end (a cut or corrupt one).
+        """
         if self._decoder is not None:
             try:
                 self._keep(self._decoder.flush(self._limit - self._size + 1))
             except zlib.error as exc:
-                raise UnexpectedResponseError(
-                    f"{self._what} answered with a body that does not decode ({exc})"
-                ) from None
+                raise self._undecodable(exc) from None
+            if not self._decoder.eof:
+                raise UnexpectedResponseError(f"{self._what} answered with a compressed body that does not decode "
+                                              "(it ends before the end of its compressed stream)")  # fmt: skip
         return b"".join(self._parts)
