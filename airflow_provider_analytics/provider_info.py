@@ -89,13 +89,23 @@ def get_provider_info() -> dict[str, Any]:
                     },
                     "timeout": {
                         "label": "Request timeout (seconds)",
-                        "description": "Timeout of each HTTP request. Default 30.",
-                        "schema": {"type": ["number", "null"], "minimum": 0.1, "default": 30},
+                        "description": "Total time one HTTP request may take (connect, send, read). Default 30.",
+                        "schema": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 3600, "default": 30},
                     },
                     "max_retries": {
                         "label": "Max retries",
                         "description": "Retries of a failed idempotent request (429, 5xx, network). Default 4.",
                         "schema": {"type": ["integer", "null"], "minimum": 0, "maximum": 20, "default": 4},
+                    },
+                    "max_response_bytes": {
+                        "label": "Largest API answer (bytes)",
+                        "description": "A JSON answer larger than this (decompressed) fails the call. Default 3 MiB.",
+                        "schema": {"type": ["integer", "null"], "minimum": 1024, "default": 3145728},
+                    },
+                    "max_download_bytes": {
+                        "label": "Largest report download (bytes)",
+                        "description": "A report announced larger than this is refused before writing. Default 10 GiB.",
+                        "schema": {"type": ["integer", "null"], "minimum": 1024, "default": 10737418240},
                     },
                     "verify": {
                         "label": "TLS verification",

@@ -12,7 +12,7 @@ from typing import Any
 
 from airflow.sdk import BaseHook
 
-from airflow_provider_analytics.hooks.connection import client_config_from_connection, ui_url_of
+from airflow_provider_analytics.hooks.connection import client_config_from_connection, redact, ui_url_of
 from airflow_provider_analytics.hooks.destinations import DownloadResult, download_report_to
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
@@ -329,30 +329,40 @@ class AnalyticsHook(_AnalyticsConnection):
     # Connection test ------------------------------------------------------------------------------------
 
     def test_connection(self) -> tuple[bool, str]:
-        """Make one cheap authenticated call and say, in words a user can act on, what is wrong if it fails."""
+        """Make one cheap authenticated call and say, in words a user can act on, what is wrong if it fails.
+
+        Never raises: the UI's Test button and ``airflow connections test`` always get an answer, and no
+        answer repeats the token or the credentials of a URL.
+        """
+        conn = None
         try:
-            config = _masked_config(self.connection)
+            conn = self.connection
+            config = _masked_config(conn)
             probe = ClientConfig(**{**config.__dict__, "retry": RetryPolicy(max_retries=1)})
             with AnalyticsClient(probe) as client:
                 client.call(endpoints.list_workflows(page_size=1).page(None))
         except UnauthenticatedError as exc:
-            return False, f"The API token was rejected (401): check the connection's API token. {exc}"
+            message = f"The API token was rejected (401): check the connection's API token. {exc}"
         except ForbiddenError as exc:
-            return False, f"The token may not use this workspace (403): check workspace_id or the token's grants. {exc}"
+            message = f"The token may not use this workspace (403): check workspace_id or the token's grants. {exc}"
         except NotFoundError as exc:
-            return False, f"No /v1 API at this base URL (404): check the host and its path prefix. {exc}"
+            message = f"No /v1 API at this base URL (404): check the host and its path prefix. {exc}"
         except AnalyticsTLSError as exc:
-            return False, f"TLS failed: {exc}"
+            message = f"TLS failed: {exc}"
         except AnalyticsTimeoutError as exc:
-            return False, f"The platform did not answer in time: {exc}"
+            message = f"The platform did not answer in time: {exc}"
         except AnalyticsConnectionError as exc:
-            return False, f"Cannot reach the platform: {exc}"
+            message = f"Cannot reach the platform: {exc}"
         except AnalyticsAPIError as exc:
-            return False, f"The platform answered with an error: {exc}"
+            message = f"The platform answered with an error: {exc}"
         except AnalyticsError as exc:
-            return False, f"The connection is misconfigured: {exc}"
-        where = f" (workspace {probe.workspace_id})" if probe.workspace_id else ""
-        return True, f"Connected to the Analytics Platform at {probe.base_url}{where}"
+            message = f"The connection is misconfigured: {exc}"
+        except Exception as exc:  # the Test button must get an answer, whatever went wrong (a missing connection)
+            message = f"Could not test the connection: {type(exc).__name__}: {exc}"
+        else:
+            where = f" (workspace {probe.workspace_id})" if probe.workspace_id else ""
+            return True, f"Connected to the Analytics Platform at {probe.base_url}{where}"
+        return False, redact(message, conn)
 
 
 class AnalyticsAsyncHook(_AnalyticsConnection):
