@@ -14,3 +14,10 @@ os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(Path(__file__).parent / "dags")
 os.environ.pop("AIRFLOW_CONN_ANALYTICS_DEFAULT", None)
 
 pytest_plugins = ["tests.support.fixtures"]
+
+
+def pytest_sessionfinish(session: object, exitstatus: int) -> None:
+    """Remove the session's AIRFLOW_HOME, whatever the outcome: a suite leaves nothing in the temp folder."""
+    import shutil
+
+    shutil.rmtree(_AIRFLOW_HOME, ignore_errors=True)

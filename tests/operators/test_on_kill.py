@@ -18,7 +18,7 @@ WORKFLOW = "wf_nightly_enrichment"
 def test_on_kill_cancels_the_execution_being_waited_for(sandbox, cancel_on_kill):
     sandbox.state.set_timings(SLOW)
     operator = ExecuteWorkflowOperator(
-        task_id="run", workflow_id=WORKFLOW, poll_interval=0.05, timeout=30, cancel_on_kill=cancel_on_kill
+        task_id="run", workflow_id=WORKFLOW, poll_interval=0.1, timeout=30, cancel_on_kill=cancel_on_kill
     )
     outcome: list[BaseException | object] = []
 
@@ -43,8 +43,13 @@ def test_on_kill_cancels_the_execution_being_waited_for(sandbox, cancel_on_kill)
         assert [r.path for r in cancels] == [f"/v1/workflows/{WORKFLOW}/executions/{started['id']}/cancel"]
         worker.join(timeout=10)
         assert isinstance(outcome[0], RemoteJobFailed)
-        assert "ended cancelled" in str(outcome[0])
+        assert "the task was killed; execution" in str(outcome[0])
+        assert "was cancelled" in str(outcome[0])
     else:
         assert cancels == []
         assert sandbox.state.executions()[0]["status"] in ("queued", "running")
         assert worker.is_alive(), "still waiting for the execution"
+        sandbox.state.advance(3600)  # let the execution finish, so the task (and its thread) ends here
+        worker.join(timeout=10)
+        assert outcome, "the task did not finish"
+    assert not worker.is_alive(), "the task's thread must end before the test does"
