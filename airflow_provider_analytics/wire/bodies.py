@@ -76,7 +76,7 @@ class BoundedBody:
                 self._coding = "raw-deflate"
                 self.feed(raw)
                 return
-            raise UnexpectedResponseError(f"{self._what} answered with a body that does not decode ({exc})") from None
+            raise self._undecodable(exc) from None
 
     def _keep(self, chunk: bytes) -> None:
         if not chunk:
@@ -88,6 +88,9 @@ class BoundedBody:
                 "(raise the connection extra max_response_bytes if the platform really sends this much)"
             )
         self._parts.append(chunk)
+
+    def _undecodable(self, exc: zlib.error) -> UnexpectedResponseError:
+        return UnexpectedResponseError(f"{self._what} answered with a body that does not decode ({exc})")
 
     def finish(self) -> bytes:
         """The whole decoded body, once every raw chunk was fed.
