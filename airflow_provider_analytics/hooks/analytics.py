@@ -334,6 +334,8 @@ class AnalyticsHook(_AnalyticsConnection):
         Never raises: the UI's Test button and ``airflow connections test`` always get an answer, and no
         answer repeats the token or the credentials of a URL.
         """
+        from airflow.sdk.exceptions import AirflowNotFoundException
+
         conn = None
         try:
             conn = self.connection
@@ -357,7 +359,12 @@ class AnalyticsHook(_AnalyticsConnection):
             message = f"The platform answered with an error: {exc}"
         except AnalyticsError as exc:
             message = f"The connection is misconfigured: {exc}"
-        except Exception as exc:  # the Test button must get an answer, whatever went wrong (a missing connection)
+        except AirflowNotFoundException as exc:  # Airflow also says so when a connection's URI or JSON does not parse
+            message = (
+                f"Cannot read connection {self.analytics_conn_id!r}: define it, and check that its URI or JSON parses "
+                f"(a port is a number from 1 to 65535). {exc}"
+            )
+        except Exception as exc:  # the Test button must get an answer, whatever went wrong
             message = f"Could not test the connection: {type(exc).__name__}: {exc}"
         else:
             where = f" (workspace {probe.workspace_id})" if probe.workspace_id else ""

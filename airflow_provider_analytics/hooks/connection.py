@@ -2,21 +2,17 @@
 
 Works for connections in JSON form (extras keep their types) and URI form (extras arrive as strings).
 Every field is checked here, when the connection is read, so a bad one fails before any request with an
-:class:`~airflow_provider_analytics.wire.errors.AnalyticsInputError` that names the field to fix. No
-message repeats the token or the ``user:password@`` part of a URL.
+:class:`~airflow_provider_analytics.wire.errors.AnalyticsInputError` that names the connection and the
+field to fix. No message repeats the token or the ``user:password@`` part of a URL.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ipaddress
+import math
 import re
-import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 from urllib.parse import SplitResult, urlsplit
-
-import httpx
 
 from airflow_provider_analytics.wire.core import (
     DEFAULT_MAX_DOWNLOAD_BYTES,
@@ -25,14 +21,13 @@ from airflow_provider_analytics.wire.core import (
     MAX_TIMEOUT,
     ClientConfig,
 )
-from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.retry import MAX_RETRIES_LIMIT, RetryPolicy
 from airflow_provider_analytics.wire.tls import tls_context
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
-_HOSTNAME = re.compile(r"[\w.-]+")  # letters (IDNA names too), digits, '.', '-', '_'
+_HOST_NAME = re.compile(r"[\w.-]+")  # a DNS name (IDNA letters too) or an IPv4 address
 _USERINFO = re.compile(r"[^\s/'\"@]+@")
 
 
@@ -53,48 +48,39 @@ def _bad(conn: ConnectionLike, field: str, problem: str) -> AnalyticsInputError:
     return AnalyticsInputError(f"connection {conn.conn_id!r}: {field} {problem}")
 
 
-def _has_blanks(text: str) -> bool:
-    """Whether ``text`` holds whitespace or a control, format or unassigned character (CR, LF, NUL, U+200B...)."""
-    return any(char.isspace() or unicodedata.category(char).startswith("C") for char in text)
+def _blank(text: str) -> bool:
+    """Whether ``text`` holds whitespace or an unprintable character (CR, LF, NUL, U+200B...)."""
+    return any(char.isspace() or not char.isprintable() for char in text)
 
 
-def _url(conn: ConnectionLike, field: str, text: str, default_scheme: str | None = "https") -> SplitResult:
-    """Split an http(s) URL, refusing credentials, blanks, a query, a fragment, a bad port or host name.
+def _url(conn: ConnectionLike, field: str, text: str, default_scheme: str | None) -> SplitResult:
+    """Split an http(s) URL; refuse credentials, blanks, a query, a fragment, a bad host name or port.
 
-    Credentials are refused before anything else, so the messages after that may quote ``text``.
-
-    :param conn: the connection, for the message.
-    :param field: the field's name, for the message.
-    :param text: the URL (stripped).
-    :param default_scheme: the scheme of a URL without one; ``None`` requires one.
+    :param conn: the connection, for messages.
+    :param field: the field's name, for messages.
+    :param text: the URL, stripped.
+    :param default_scheme: the scheme of a URL given without one; ``None`` requires one.
     """
-    if "@" in text:
-        raise _bad(conn, field, "must not carry credentials (user:password@): put the API token in the password")
-    if _has_blanks(text):
-        raise _bad(conn, field, f"must not contain spaces or control characters, got {text!r}")
-    if "?" in text or "#" in text:
-        raise _bad(conn, field, f"must be a base URL without a query or a fragment, got {text!r}")
-    if "://" not in text and default_scheme:
+    if "@" in text:  # refused first, so that no message below can quote a user or a password
+        raise _bad(conn, field, "must not carry credentials before '@': the API token goes in the password")
+    if _blank(text) or "?" in text or "#" in text:
+        raise _bad(conn, field, f"must not contain spaces, control characters, '?' or '#', got {text!r}")
+    if default_scheme and "://" not in text:
         text = f"{default_scheme}://{text}"
+    shape = f"must be an http(s) URL like https://api.example.com (a DNS name or an IP address), got {text!r}"
     try:
         parts = urlsplit(text)
-    except ValueError:  # unbalanced [ ]
-        raise _bad(conn, field, f"must be a base URL like https://api.example.com, got {text!r}") from None
-    if parts.scheme not in ("http", "https") or "://" not in text:
-        raise _bad(conn, field, f"must be a base URL starting with https:// or http://, got {text!r}")
+    except ValueError:  # brackets that hold no IPv6 address
+        raise _bad(conn, field, shape) from None
+    name = parts.hostname or ""  # an IPv6 address (the only name with ':') was checked by urlsplit
+    if parts.scheme not in ("http", "https") or not (":" in name or _HOST_NAME.fullmatch(name)):
+        raise _bad(conn, field, shape)
     try:
         port = parts.port
     except ValueError:  # not a number, or over 65535
         port = 0
     if port == 0:
         raise _bad(conn, field, f"has a port that is not a number from 1 to 65535, got {text!r}")
-    name = parts.hostname or ""
-    try:
-        valid_name = ipaddress.ip_address(name).version == 6 if ":" in name else bool(_HOSTNAME.fullmatch(name))
-    except ValueError:
-        valid_name = False
-    if not valid_name:
-        raise _bad(conn, field, f"has no valid host name (a DNS name or an IP address), got {text!r}")
     return parts
 
 
@@ -123,105 +109,109 @@ def base_url_of(conn: ConnectionLike) -> str:
         raise AnalyticsInputError(
             f"connection {conn.conn_id!r} has no host: set it to the platform's base URL, e.g. https://api.example.com"
         )
-    parts = _url(conn, "host (the base URL)", host)
+    parts = _url(conn, "host (the base URL)", host, default_scheme="https")
     prefix = (conn.schema or "").strip()
-    if _has_blanks(prefix) or any(char in prefix for char in "?#@\\"):
+    if _blank(prefix) or any(char in prefix for char in "?#@\\"):
         raise _bad(conn, "schema (the path prefix)", f"must be a plain path like tenant/api, got {prefix!r}")
     port, netloc = _port(conn), parts.netloc.rstrip(":")
     if port is not None and parts.port is None:
         netloc = f"{netloc}:{port}"
     path = "/".join(part for part in (parts.path.strip("/"), prefix.strip("/")) if part)
-    url = f"{parts.scheme}://{netloc}" + (f"/{path}" if path else "")
-    try:
-        httpx.URL(url)  # what the client will parse: catch here what the checks above let through
-    except httpx.InvalidURL:
-        raise _bad(conn, "host (the base URL)", f"is not a URL the client can use, got {host!r}") from None
-    return url
+    return f"{parts.scheme}://{netloc}" + (f"/{path}" if path else "")
 
 
 def _extras(conn: ConnectionLike) -> Mapping[str, Any]:
-    extras = conn.extra_dejson
+    extras = conn.extra_dejson  # parsed on each access: read once per config
     if not isinstance(extras, Mapping):
         raise _bad(conn, "extra", f"must be a JSON object, got {type(extras).__name__}")
     return extras
 
 
-def _flag(conn: ConnectionLike, key: str, default: bool) -> bool:
-    value = _extras(conn).get(key)
-    if value is None or value == "":
+def _unset(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _flag(conn: ConnectionLike, extras: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = extras.get(key)
+    if _unset(value):
         return default
     if isinstance(value, bool):
         return value
-    if str(value).strip().lower() in _TRUE:
-        return True
-    if str(value).strip().lower() in _FALSE:
-        return False
+    if str(value).strip().lower() in _TRUE | _FALSE:
+        return str(value).strip().lower() in _TRUE
     raise _bad(conn, f"extra {key!r}", f"must be true or false, got {value!r}")
 
 
-def _number(conn: ConnectionLike, key: str, default: Any, rule: str, accept: Callable[[Any], bool]) -> Any:
-    """A numeric extra: a JSON number or, in URI form, its text; whole when ``rule`` says so.
+def _number(
+    conn: ConnectionLike,
+    extras: Mapping[str, Any],
+    key: str,
+    default: float,
+    rule: str,
+    accept: Callable[[float], bool],
+    *,
+    whole: bool = False,
+) -> float:
+    """A numeric extra: a JSON number or, in URI form, its text.
 
-    :param conn: the connection.
+    :param conn: the connection, for messages.
+    :param extras: its extras.
     :param key: the extra's name.
     :param default: the value when the extra is unset or empty.
-    :param rule: what the value must be, for the message (``"a whole number ..."`` asks for an integer).
-    :param accept: whether a parsed value is in range.
+    :param rule: what the value must be, for messages.
+    :param accept: whether a number is in range (``inf`` must fail it; ``nan`` never gets there).
+    :param whole: whether the value must be a whole number (``3``, ``"3"``, ``3.0``; not ``3.5`` or ``true``).
     """
-    value = _extras(conn).get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
+    value: Any = extras.get(key)
+    if _unset(value):
         return default
-    whole = rule.startswith("a whole number")
-    number: Any = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, (str, float)):
-        with contextlib.suppress(ValueError):
-            number = float(value)
-        if whole and number is not None:
-            number = int(number) if number.is_integer() else None  # nan and inf are not whole
-    why = f"({key} must be {rule})"
-    if number is None:
-        raise _bad(conn, f"extra {key!r}", f"must be {'a whole number' if whole else 'a number'}, got {value!r} {why}")
+    try:
+        number = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    field, why = f"extra {key!r}", f"got {value!r} ({key} must be {rule})"
+    if math.isnan(number) or (whole and not number.is_integer()):  # inf is not whole either
+        raise _bad(conn, field, f"must be {'a whole number' if whole else 'a number'}, {why}")
     if number < 0:
-        raise _bad(conn, f"extra {key!r}", f"must not be negative, got {value!r} {why}")
-    if not accept(number):  # nan fails every comparison, so it lands here
-        raise _bad(conn, f"extra {key!r}", f"is out of range, got {value!r} {why}")
+        raise _bad(conn, field, f"must not be negative, {why}")
+    if not accept(number):
+        raise _bad(conn, field, f"is out of range, {why}")
     return number
 
 
-def _verify(conn: ConnectionLike) -> bool | str:
-    value = _extras(conn).get("verify")
-    if isinstance(value, str) and value.strip().lower() not in _TRUE | _FALSE and value.strip():
-        path = value.strip()  # a CA bundle: loaded once per process into the shared context, named if it fails
-        try:
-            tls_context(path)
-        except AnalyticsInputError as error:
-            raise AnalyticsInputError(f"connection {conn.conn_id!r}: {error}") from None
-        return path
-    return _flag(conn, "verify", True)
+def _whole(conn: ConnectionLike, extras: Mapping[str, Any], key: str, default: int, low: int, high: float) -> int:
+    rule = f"a whole number from {low} to {high:g}" if high < math.inf else f"a whole number, at least {low}"
+    return int(_number(conn, extras, key, default, rule, lambda number: low <= number <= high, whole=True))
+
+
+def _verify(conn: ConnectionLike, extras: Mapping[str, Any]) -> bool | str:
+    value = extras.get("verify")
+    if not isinstance(value, str) or _unset(value) or value.strip().lower() in _TRUE | _FALSE:
+        return _flag(conn, extras, "verify", True)
+    path = value.strip()  # a CA bundle, loaded once per process into the shared context (wire/tls.py)
+    try:
+        tls_context(path)
+    except AnalyticsInputError as error:
+        raise AnalyticsInputError(f"connection {conn.conn_id!r}: {error}") from None
+    return path
 
 
 def _token(conn: ConnectionLike) -> str:
     token = (conn.password or "").strip()  # a pasted token often ends in a newline
     if not token:
         raise AnalyticsInputError(f"connection {conn.conn_id!r} has no API token: set it as the password")
-    if _has_blanks(token) or not token.isascii():
+    if _blank(token) or not token.isascii():
         raise _bad(conn, "password (the API token)", "must be printable ASCII without spaces: paste the token again")
     return token
 
 
-def _workspace(conn: ConnectionLike) -> str | None:
-    value = _extras(conn).get("workspace_id")
-    if value is None or (isinstance(value, str) and not value.strip()):
+def _workspace(conn: ConnectionLike, extras: Mapping[str, Any]) -> str | None:
+    value = extras.get("workspace_id")
+    if _unset(value):
         return None
-    text = value.strip() if isinstance(value, str) else value
-    if isinstance(text, int) and not isinstance(text, bool):
-        text = str(text)
-    try:
-        return validate_id(text, "extra 'workspace_id'")
-    except AnalyticsInputError as error:
-        raise AnalyticsInputError(f"connection {conn.conn_id!r}: {error}") from None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise _bad(conn, "extra 'workspace_id'", f"must be an id like ws_marketing, got {value!r}")
+    return str(value).strip()  # its characters are checked by ClientConfig
 
 
 def client_config_from_connection(conn: ConnectionLike) -> ClientConfig:
@@ -230,52 +220,35 @@ def client_config_from_connection(conn: ConnectionLike) -> ClientConfig:
     :param conn: an Airflow connection of type ``analytics``.
     :raises AnalyticsInputError: naming the field when one cannot be used; nothing has been sent yet.
     """
-    token, workspace_id = _token(conn), _workspace(conn)
-    ui_url_of(conn)  # checked now, so a bad link setting fails here and not halfway through a task
-    max_bytes = "a whole number of bytes, at least 1024"
+    base_url, token, extras = base_url_of(conn), _token(conn), _extras(conn)
+    ui_url_of(conn, extras)  # checked now, so a bad link setting fails here and not halfway through a task
+    seconds = f"a positive number of seconds, at most {MAX_TIMEOUT:g}"
     settings: dict[str, Any] = {
-        "timeout": float(
-            _number(
-                conn,
-                "timeout",
-                DEFAULT_TIMEOUT,
-                f"a positive number of seconds, at most {MAX_TIMEOUT:g}",
-                lambda n: 0 < n <= MAX_TIMEOUT,
-            )
-        ),
+        "workspace_id": _workspace(conn, extras),
+        "timeout": _number(conn, extras, "timeout", DEFAULT_TIMEOUT, seconds, lambda n: 0 < n <= MAX_TIMEOUT),
         "retry": RetryPolicy(
-            max_retries=_number(
-                conn,
-                "max_retries",
-                RetryPolicy.max_retries,
-                f"a whole number from 0 to {MAX_RETRIES_LIMIT}",
-                lambda n: n <= MAX_RETRIES_LIMIT,
-            )
+            max_retries=_whole(conn, extras, "max_retries", RetryPolicy.max_retries, 0, MAX_RETRIES_LIMIT)
         ),
-        "max_response_bytes": _number(
-            conn, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES, max_bytes, lambda n: n >= 1024
-        ),
-        "max_download_bytes": _number(
-            conn, "max_download_bytes", DEFAULT_MAX_DOWNLOAD_BYTES, max_bytes, lambda n: n >= 1024
-        ),
-        "verify": _verify(conn),
-        "allow_insecure_http": _flag(conn, "allow_insecure_http", False),
+        "max_response_bytes": _whole(conn, extras, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES, 1024, math.inf),
+        "max_download_bytes": _whole(conn, extras, "max_download_bytes", DEFAULT_MAX_DOWNLOAD_BYTES, 1024, math.inf),
+        "verify": _verify(conn, extras),
+        "allow_insecure_http": _flag(conn, extras, "allow_insecure_http", False),
     }
-    base_url = base_url_of(conn)
     try:
-        return ClientConfig(base_url=base_url, token=token, workspace_id=workspace_id, **settings)
-    except AnalyticsInputError as error:  # e.g. plain http:// to a remote host
+        return ClientConfig(base_url=base_url, token=token, **settings)
+    except AnalyticsInputError as error:  # plain http:// to a remote host, a workspace id with bad characters
         raise AnalyticsInputError(f"connection {conn.conn_id!r}: {error}") from None
 
 
-def ui_url_of(conn: ConnectionLike) -> str | None:
+def ui_url_of(conn: ConnectionLike, extras: Mapping[str, Any] | None = None) -> str | None:
     """The platform UI's base URL from the ``ui_url`` extra (used for task links), or ``None``.
 
     :param conn: the connection.
+    :param extras: its extras, when they were read already.
     :raises AnalyticsInputError: when ``ui_url`` is set but is not an http(s) URL.
     """
-    value = _extras(conn).get("ui_url")
-    if value is None or not str(value).strip():
+    value = (_extras(conn) if extras is None else extras).get("ui_url")
+    if _unset(value):
         return None
     text = str(value).strip()
     _url(conn, "extra 'ui_url'", text, default_scheme=None)
