@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures.thread import _worker as _pool_worker
 from pathlib import Path
+
+import pytest
 
 _AIRFLOW_HOME = Path(tempfile.mkdtemp(prefix="apa-airflow-home-"))
 os.environ["AIRFLOW_HOME"] = str(_AIRFLOW_HOME)
@@ -21,3 +27,24 @@ def pytest_sessionfinish(session: object, exitstatus: int) -> None:
     import shutil
 
     shutil.rmtree(_AIRFLOW_HOME, ignore_errors=True)
+
+
+def _leftover_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    """New non-daemon threads still alive; an event loop's pool workers (``asyncio.to_thread``) end with it."""
+    return [
+        thread
+        for thread in set(threading.enumerate()) - before
+        if not thread.daemon and thread.is_alive() and getattr(thread, "_target", None) is not _pool_worker
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _no_thread_left_running() -> Iterator[None]:
+    """Fail a test that leaves a new non-daemon thread alive: it would act during the tests after it."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 2.0  # a thread on its way out gets a moment to end
+    for thread in _leftover_threads(before):
+        thread.join(max(0.0, deadline - time.monotonic()))
+    left = _leftover_threads(before)
+    assert not left, f"the test left threads running: {left}"

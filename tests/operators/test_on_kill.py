@@ -30,26 +30,32 @@ def test_on_kill_cancels_the_execution_being_waited_for(sandbox, cancel_on_kill)
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
-    for _ in range(500):  # wait until the task is waiting: it has polled the execution at least once
-        if any(r.method == "GET" and "/executions/" in r.path for r in sandbox.state.requests):
-            break
-        time.sleep(0.02)
-    [started] = sandbox.state.executions()
+    try:
+        for _ in range(500):  # wait until the task is waiting: it has polled the execution at least once
+            if any(r.method == "GET" and "/executions/" in r.path for r in sandbox.state.requests):
+                break
+            time.sleep(0.02)
+        [started] = sandbox.state.executions()
 
-    operator.on_kill()  # what Airflow calls when the task is killed or hits execution_timeout
+        operator.on_kill()  # what Airflow calls when the task is killed or hits execution_timeout
 
-    cancels = [r for r in sandbox.state.requests if r.path.endswith("/cancel")]
+        cancels = [r for r in sandbox.state.requests if r.path.endswith("/cancel")]
+        if cancel_on_kill:
+            assert [r.path for r in cancels] == [f"/v1/workflows/{WORKFLOW}/executions/{started['id']}/cancel"]
+        else:
+            assert cancels == []
+            assert sandbox.state.executions()[0]["status"] in ("queued", "running")
+            assert worker.is_alive(), "still waiting for the execution"
+    finally:  # whatever failed above, the task's thread ends here: it must not poll the next test's sandbox
+        worker.join(timeout=10 if cancel_on_kill else 0)
+        if worker.is_alive():
+            sandbox.state.advance(3600)  # the execution finishes, and with it the task's wait
+            worker.join(timeout=10)
+    assert not worker.is_alive(), "the task's thread must end before the test does"
+    assert outcome, "the task did not finish"
     if cancel_on_kill:
-        assert [r.path for r in cancels] == [f"/v1/workflows/{WORKFLOW}/executions/{started['id']}/cancel"]
-        worker.join(timeout=10)
         assert isinstance(outcome[0], RemoteJobFailed)
         assert "the task was killed; execution" in str(outcome[0])
         assert "was cancelled" in str(outcome[0])
     else:
-        assert cancels == []
-        assert sandbox.state.executions()[0]["status"] in ("queued", "running")
-        assert worker.is_alive(), "still waiting for the execution"
-        sandbox.state.advance(3600)  # let the execution finish, so the task (and its thread) ends here
-        worker.join(timeout=10)
-        assert outcome, "the task did not finish"
-    assert not worker.is_alive(), "the task's thread must end before the test does"
+        assert not isinstance(outcome[0], BaseException), outcome[0]
