@@ -21,6 +21,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+KEPT_LOGS = ROOT / ".e2e-logs"
 PG_BIN = next(
     (Path(p) for p in ("/usr/lib/postgresql/15/bin", "/usr/local/bin") if (Path(p) / "initdb").exists()), None
 )
@@ -103,6 +104,7 @@ class Cluster:
         self.processes: dict[str, Process] = {}
         self.ports = {name: free_port() for name in ("api", "postgres", "sandbox", "redis")}
         self.pg_data = self.home / "pg"
+        self.keep_logs = False
 
     # --- start ----------------------------------------------------------------------------------
 
@@ -127,6 +129,9 @@ class Cluster:
     def __exit__(self, *exc_info: object) -> None:
         for process in reversed(list(self.processes.values())):  # Postgres, started first, stops last
             process.stop()
+        if self.keep_logs:  # every component's log, for a failed run (the folder is git-ignored)
+            shutil.rmtree(KEPT_LOGS, ignore_errors=True)
+            shutil.copytree(self.logs, KEPT_LOGS)
         shutil.rmtree(self.home, ignore_errors=True)
 
     def _start_postgres(self) -> None:

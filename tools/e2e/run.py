@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cluster import ROOT, Cluster, wait_for
+from cluster import KEPT_LOGS, ROOT, Cluster, wait_for
 
 EXAMPLES = ["analytics_workflow_outputs", "analytics_sync_report_download", "analytics_dashboards_as_code",
             "analytics_fire_and_forget"]  # fmt: skip
@@ -266,8 +266,10 @@ def main() -> int:
                 resumes_on_the_other_worker(deployment, checks)
             user_marks_failed(deployment, checks)
             if not all(ok for _, ok, _ in checks.rows):
+                cluster.keep_logs = True
                 for process in cluster.processes.values():
                     print(f"\n--- {process.name} (last lines of {process.log_path.name}) ---\n{process.tail()}")
+                print(f"\nEvery component's whole log: {KEPT_LOGS}")
     except Exception as exc:  # a set-up failure is one more failed row
         traceback.print_exc()
         checks.rows.append(("deployment", False, f"{type(exc).__name__}: {exc}"))
