@@ -90,6 +90,11 @@ class Deployment:
             e for e in self.cluster.sandbox("GET", "/_sandbox/executions")["data"] if e["workflow_id"] == workflow_id
         ]
 
+    def polls_of(self, execution: dict[str, Any]) -> int:
+        path = f"/v1/workflows/{execution['workflow_id']}/executions/{execution['id']}"
+        requests = self.cluster.sandbox("GET", "/_sandbox/requests")["data"]
+        return sum(1 for entry in requests if entry["method"] == "GET" and entry["path"] == path)
+
     def executions_of_run(self, workflow_id: str, run_id: str) -> list[dict[str, Any]]:
         return [e for e in self.executions(workflow_id) if e.get("inputs", {}).get("run") == run_id]
 
@@ -194,12 +199,19 @@ def user_marks_failed(deployment: Deployment, checks: Checks) -> None:
 
     def cancels() -> str:
         deployment.wait_task_state(dag_id, run_id, "wait", "deferred")
+        # Only a trigger that runs gets on_kill: after the SIGKILL above, Airflow moves a dead triggerer's
+        # triggers to the live one only once its heartbeat is stale (about 30 s). Wait for polls to arrive.
+        [execution] = wait_for(
+            "the execution", lambda: deployment.executions_of_run("wf_sessionize_events", run_id), 60
+        )
+        polls = deployment.polls_of(execution)
+        wait_for("the trigger polling", lambda: deployment.polls_of(execution) >= polls + 2, 120, 0.5)
         path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/wait"
         deployment.cluster.api("PATCH", path, {"new_state": "failed"})
-        [execution] = wait_for("the execution cancelled", lambda: [
+        [cancelled] = wait_for("the execution cancelled", lambda: [
             e for e in deployment.executions_of_run("wf_sessionize_events", run_id) if e["status"] == "cancelled"
         ], 60)  # fmt: skip
-        return f"marked failed while deferred: execution {execution['id']} cancelled by the trigger's on_kill"
+        return f"marked failed while deferred: execution {cancelled['id']} cancelled by the trigger's on_kill"
 
     checks.check("a user marks a deferred task failed", cancels)
 
