@@ -90,6 +90,13 @@ class Deployment:
             e for e in self.cluster.sandbox("GET", "/_sandbox/executions")["data"] if e["workflow_id"] == workflow_id
         ]
 
+    def all_runs(self, dag_id: str) -> list[str]:
+        """Every run of the DAG, each waited for until it finished."""
+        runs = [run["dag_run_id"] for run in self.cluster.api("GET", f"/api/v2/dags/{dag_id}/dagRuns")["dag_runs"]]
+        for run_id in runs:
+            self.wait_run(dag_id, run_id)
+        return runs
+
     def polls_of(self, execution: dict[str, Any]) -> int:
         path = f"/v1/workflows/{execution['workflow_id']}/executions/{execution['id']}"
         requests = self.cluster.sandbox("GET", "/_sandbox/requests")["data"]
@@ -112,7 +119,7 @@ def examples_run_however_triggered(deployment: Deployment, checks: Checks) -> No
 
     def one_execution_per_run() -> str:
         # Unpausing also started one scheduled run of each daily example: count every run there is.
-        every_run = [run["dag_run_id"] for run in cluster.api("GET", f"/api/v2/dags/{EXAMPLES[0]}/dagRuns")["dag_runs"]]
+        every_run = deployment.all_runs(EXAMPLES[0])
         states = {run_id: deployment.wait_run(EXAMPLES[0], run_id) for run_id in every_run}
         executions = deployment.executions("wf_nightly_enrichment")
         expect(set(states.values()) == {"success"}, states)
@@ -134,7 +141,9 @@ def _succeeded(deployment: Deployment, dag_id: str, run_id: str) -> str:
     return run_id
 
 
-def _report_files(deployment: Deployment, run_ids: list[str]) -> str:
+def _report_files(deployment: Deployment) -> str:
+    dag_id = "analytics_sync_report_download"
+    run_ids = deployment.all_runs(dag_id)  # the scheduled run writes the same day's file too
     reports = {r["id"]: r for r in deployment.cluster.sandbox("GET", "/_sandbox/reports")["data"]}
     written: dict[Path, set[str]] = {}
     for run_id in run_ids:
