@@ -129,9 +129,7 @@ def examples_run_however_triggered(deployment: Deployment, checks: Checks) -> No
     checks.check("exactly one execution per task", one_execution_per_run)
     checks.check("XCom: check_volume's result", lambda: str(deployment.xcom("analytics_workflow_outputs", last[0],
                                                                               "check_volume")))  # fmt: skip
-    checks.check(
-        "report files and their digests", lambda: _report_files(deployment, runs["analytics_sync_report_download"])
-    )
+    checks.check("report files and their digests", lambda: _report_files(deployment))
     checks.check("extra link through the REST API", lambda: _links(deployment, last[0]))
 
 
