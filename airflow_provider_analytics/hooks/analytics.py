@@ -5,17 +5,16 @@ Importing this module is cheap: it pulls in httpx and the wire layer, never the 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import BaseHook
-
-from airflow_provider_analytics.hooks.connection import client_config_from_connection, redact, ui_url_of
+from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsConnection, masked_config
+from airflow_provider_analytics.hooks.connection import redact, ui_url_of
 from airflow_provider_analytics.hooks.destinations import DownloadResult, download_report_to
 from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
+from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.core import ClientConfig
 from airflow_provider_analytics.wire.errors import (
     AnalyticsAPIError,
@@ -37,43 +36,13 @@ from airflow_provider_analytics.wire.models import (
     SyncState,
     Workflow,
 )
-from airflow_provider_analytics.wire.pagination import AsyncPager, ChartRows, SyncPager
+from airflow_provider_analytics.wire.pagination import ChartRows, SyncPager
 from airflow_provider_analytics.wire.retry import RetryPolicy
-from airflow_provider_analytics.wire.tls import tls_context
 
-DEFAULT_CONN_ID = "analytics_default"
-
-
-def _masked_config(conn: Any) -> ClientConfig:
-    config = client_config_from_connection(conn)
-    # Airflow masks connection passwords itself; registering again covers tokens from URI or env forms.
-    from airflow.sdk.log import mask_secret
-
-    mask_secret(config.token)
-    return config
+__all__ = ["DEFAULT_CONN_ID", "AnalyticsAsyncHook", "AnalyticsHook"]
 
 
-def _prepared_config(conn: Any) -> ClientConfig:
-    """The masked config with its TLS context built: everything blocking a client needs, done at once."""
-    config = _masked_config(conn)
-    tls_context(config.verify)
-    return config
-
-
-class _AnalyticsConnection(BaseHook):
-    """What both hooks share: the connection type, its default id and the ``analytics_conn_id`` name."""
-
-    conn_name_attr = "analytics_conn_id"
-    default_conn_name = DEFAULT_CONN_ID
-    conn_type = "analytics"
-    hook_name = "Analytics Platform"
-
-    def __init__(self, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.analytics_conn_id = analytics_conn_id
-
-
-class AnalyticsHook(_AnalyticsConnection):
+class AnalyticsHook(AnalyticsConnection):
     """Blocking hook for the Analytics Platform /v1 API.
 
     Every method returns plain JSON-compatible dicts and raises the
@@ -91,7 +60,7 @@ class AnalyticsHook(_AnalyticsConnection):
     @cached_property
     def client(self) -> AnalyticsClient:
         """The configured client, built on first use."""
-        return AnalyticsClient(_masked_config(self.connection))
+        return AnalyticsClient(masked_config(self.connection))
 
     @property
     def ui_url(self) -> str | None:
@@ -339,7 +308,7 @@ class AnalyticsHook(_AnalyticsConnection):
         conn = None
         try:
             conn = self.connection
-            config = _masked_config(conn)
+            config = masked_config(conn)
             probe = ClientConfig(**{**config.__dict__, "retry": RetryPolicy(max_retries=1)})
             with AnalyticsClient(probe) as client:
                 client.call(endpoints.list_workflows(page_size=1).page(None))
@@ -370,75 +339,3 @@ class AnalyticsHook(_AnalyticsConnection):
             where = f" (workspace {probe.workspace_id})" if probe.workspace_id else ""
             return True, f"Connected to the Analytics Platform at {probe.base_url}{where}"
         return False, redact(message, conn)
-
-
-class AnalyticsAsyncHook(_AnalyticsConnection):
-    """Asyncio hook for triggers: one client for the hook's whole life, connection looked up asynchronously.
-
-    Use it as ``async with AnalyticsAsyncHook(conn_id) as hook: ...`` so the client is closed.
-
-    :param analytics_conn_id: the Airflow connection of type ``analytics``.
-    """
-
-    def __init__(self, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
-        super().__init__(analytics_conn_id, **kwargs)
-        self._client: AsyncAnalyticsClient | None = None
-
-    async def get_client(self) -> AsyncAnalyticsClient:
-        """The configured async client, built on first use with the async connection lookup."""
-        if self._client is None:
-            conn = await self.aget_connection(self.analytics_conn_id)
-            # Reading the config may stat a CA bundle and build the process's TLS context: off the loop.
-            config = await asyncio.to_thread(_prepared_config, conn)
-            self._client = AsyncAnalyticsClient(config)
-        return self._client
-
-    async def get_execution(self, workflow_id: str, execution_id: str) -> Execution:
-        """Fetch an execution's current state."""
-        return await (await self.get_client()).call(endpoints.get_execution(workflow_id, execution_id))
-
-    async def cancel_execution(self, workflow_id: str, execution_id: str) -> Execution:
-        """Cancel a queued or running execution."""
-        return await (await self.get_client()).call(endpoints.cancel_execution(workflow_id, execution_id))
-
-    async def get_report(self, report_id: str) -> Report:
-        """Fetch a report's current state."""
-        return await (await self.get_client()).call(endpoints.get_report(report_id))
-
-    async def cancel_report(self, report_id: str) -> Report:
-        """Stop generating a report."""
-        return await (await self.get_client()).call(endpoints.cancel_report(report_id))
-
-    async def get_sync_status(self, data_source_id: str) -> SyncState:
-        """Fetch a data source's sync status."""
-        return await (await self.get_client()).call(endpoints.get_sync_status(data_source_id))
-
-    async def list_workflows(self, page_size: int = 100) -> AsyncPager[Workflow]:
-        """Iterate all workflows lazily with ``async for``."""
-        return (await self.get_client()).paginate(endpoints.list_workflows(page_size))
-
-    async def reload_connection(self) -> bool:
-        """Read the connection again; when it changed (a rotated token), later calls use a new client.
-
-        :return: whether anything changed.
-        """
-        conn = await self.aget_connection(self.analytics_conn_id)
-        config = await asyncio.to_thread(_prepared_config, conn)
-        if self._client is not None and self._client.config == config:
-            return False
-        previous, self._client = self._client, AsyncAnalyticsClient(config)
-        if previous is not None:
-            await previous.aclose()
-        return True
-
-    async def aclose(self) -> None:
-        """Close the client, if one was opened."""
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
-    async def __aenter__(self) -> AnalyticsAsyncHook:
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        await self.aclose()

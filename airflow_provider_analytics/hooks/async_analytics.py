@@ -1,0 +1,84 @@
+"""``AnalyticsAsyncHook``: the asyncio hook triggers use (re-exported by :mod:`.analytics`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsConnection, prepared_config
+from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire.client import AsyncAnalyticsClient
+from airflow_provider_analytics.wire.models import Execution, Report, SyncState, Workflow
+from airflow_provider_analytics.wire.pagination import AsyncPager
+
+
+class AnalyticsAsyncHook(AnalyticsConnection):
+    """Asyncio hook for triggers: one client for the hook's whole life, connection looked up asynchronously.
+
+    Use it as ``async with AnalyticsAsyncHook(conn_id) as hook: ...`` so the client is closed.
+
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    def __init__(self, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
+        super().__init__(analytics_conn_id, **kwargs)
+        self._client: AsyncAnalyticsClient | None = None
+
+    async def get_client(self) -> AsyncAnalyticsClient:
+        """The configured async client, built on first use with the async connection lookup."""
+        if self._client is None:
+            conn = await self.aget_connection(self.analytics_conn_id)
+            # Reading the config may stat a CA bundle and build the process's TLS context: off the loop.
+            config = await asyncio.to_thread(prepared_config, conn)
+            self._client = AsyncAnalyticsClient(config)
+        return self._client
+
+    async def get_execution(self, workflow_id: str, execution_id: str) -> Execution:
+        """Fetch an execution's current state."""
+        return await (await self.get_client()).call(endpoints.get_execution(workflow_id, execution_id))
+
+    async def cancel_execution(self, workflow_id: str, execution_id: str) -> Execution:
+        """Cancel a queued or running execution."""
+        return await (await self.get_client()).call(endpoints.cancel_execution(workflow_id, execution_id))
+
+    async def get_report(self, report_id: str) -> Report:
+        """Fetch a report's current state."""
+        return await (await self.get_client()).call(endpoints.get_report(report_id))
+
+    async def cancel_report(self, report_id: str) -> Report:
+        """Stop generating a report."""
+        return await (await self.get_client()).call(endpoints.cancel_report(report_id))
+
+    async def get_sync_status(self, data_source_id: str) -> SyncState:
+        """Fetch a data source's sync status."""
+        return await (await self.get_client()).call(endpoints.get_sync_status(data_source_id))
+
+    async def list_workflows(self, page_size: int = 100) -> AsyncPager[Workflow]:
+        """Iterate all workflows lazily with ``async for``."""
+        return (await self.get_client()).paginate(endpoints.list_workflows(page_size))
+
+    async def reload_connection(self) -> bool:
+        """Read the connection again; when it changed (a rotated token), later calls use a new client.
+
+        :return: whether anything changed.
+        """
+        conn = await self.aget_connection(self.analytics_conn_id)
+        config = await asyncio.to_thread(prepared_config, conn)
+        if self._client is not None and self._client.config == config:
+            return False
+        previous, self._client = self._client, AsyncAnalyticsClient(config)
+        if previous is not None:
+            await previous.aclose()
+        return True
+
+    async def aclose(self) -> None:
+        """Close the client, if one was opened."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def __aenter__(self) -> AnalyticsAsyncHook:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
