@@ -46,6 +46,7 @@ T = TypeVar("T")
 USER_AGENT = f"airflow-provider-analytics/{__version__}"
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 3600.0
+KEEPALIVE_SECONDS = 120.0
 # JSON answers are small (a page is at most 100 items); the cap keeps a hostile or broken answer from
 # taking the process's memory. Parsed, a body can need ~25 times its size (`[{},{},...]`): 3 MiB
 # keeps the worst answer under ~80 MB.
@@ -232,6 +233,11 @@ class BaseAnalyticsClient:
             "base_url": self.config.base_url,
             "headers": headers,
             "timeout": httpx.Timeout(self.config.timeout),
+            # httpx closes idle connections after 5 s: a wait polling every 5 s or more would pay a new TLS
+            # handshake on every poll. A dead kept connection is noticed and replaced before it is reused.
+            "limits": httpx.Limits(
+                max_connections=100, max_keepalive_connections=20, keepalive_expiry=KEEPALIVE_SECONDS
+            ),
             "verify": tls_context(self.config.verify),
             "follow_redirects": False,
         }
