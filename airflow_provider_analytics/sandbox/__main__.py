@@ -28,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     parser.add_argument(
         "--port",
-        type=int,
+        type=_port,
         default=DEFAULT_PORT,
         help=f"port to listen on (default {DEFAULT_PORT}, away from Airflow's 8080); 0 picks a free one",
     )
@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--auto-sync",
-        type=float,
+        type=_not_negative,
         default=None,
         metavar="SECONDS",
         help="start a sync of every data source this often (0 turns it off; 'demo' speed defaults to 15)",
@@ -61,13 +61,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive(text: str) -> float:
+def _seconds(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        value = float("nan")
+        return float("nan")
+
+
+def _positive(text: str) -> float:
+    value = _seconds(text)
     if not 0 < value < 86400:
         raise argparse.ArgumentTypeError(f"must be a number of seconds over 0 and under a day, got {text!r}")
+    return value
+
+
+def _not_negative(text: str) -> float:
+    value = _seconds(text)
+    if not 0 <= value < 86400:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to under a day, got {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 0 to 65535, got {text!r}")
     return value
 
 
@@ -106,13 +127,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         server.start()
     except OSError as error:
-        if error.errno != errno.EADDRINUSE:
-            raise
-        print(
-            f"port {options.port} is in use (is another sandbox, or Airflow's api-server, running?): "
-            "pick another with --port",
-            file=sys.stderr,
-        )
+        if error.errno == errno.EADDRINUSE:
+            problem = (
+                f"port {options.port} is in use (is another sandbox or Airflow's api-server running?): "
+                "pick another with --port"
+            )
+        else:
+            problem = f"cannot listen on {options.host} port {options.port}: {error.strerror or error}"
+        print(problem, file=sys.stderr)
         return 2
     connection = server.connection_json()
     print(connection)

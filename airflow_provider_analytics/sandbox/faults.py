@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import base64
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_provider_analytics.sandbox import faultargs
+from airflow_provider_analytics.sandbox.faultargs import HeaderInput, HeaderPairs
+from airflow_provider_analytics.sandbox.faultqueue import FaultQueue as FaultQueue  # re-exported
+
 FAULT_KINDS = ("status", "drop", "truncate", "bad_digest", "delay", "respond", "stream", "gzip", "headers", "pages")
 # Kinds that answer instead of the route (before authentication); "gzip" and "headers" rewrite its answer.
 ANSWERING_KINDS = ("respond", "stream", "pages")
-HeaderPairs = tuple[tuple[str, "str | bytes"], ...]
 DOWNLOAD_PATH = r"/download$"
 
 
@@ -22,7 +24,7 @@ class Fault:
 
     Build faults with the constructors (``Fault.status``, ``Fault.drop``, ...) rather than directly.
 
-    :param kind: one of ``status drop truncate bad_digest delay``.
+    :param kind: one of ``status drop truncate bad_digest delay respond stream gzip headers pages``.
     :param method: HTTP method to match (any when None).
     :param path: regular expression searched (``re.search``) in the URL path.
     :param times: how many matching requests the fault applies to.
@@ -32,7 +34,7 @@ class Fault:
     :param content_type: for ``status`` with a raw ``body``: its content type.
     :param after_processing: for ``drop``: process the request fully before dropping the answer.
     :param at_bytes: for ``truncate``: how many body bytes to send before closing.
-    :param seconds: for ``delay``: how long to wait before handling the request.
+    :param seconds: for ``delay``: how long to wait before handling the request; for ``stream``: the interval.
     :param answer_headers: for ``respond`` and ``stream``: the answer's headers, sent verbatim.
     :param raw: for ``respond``: the body; for ``stream``: ``(prefix, chunk, suffix)``.
     :param chunk_count: for ``stream``: how often ``chunk`` is sent.
@@ -64,29 +66,39 @@ class Fault:
     set_headers: tuple[tuple[str, str], ...] = ()
     remove_headers: tuple[str, ...] = ()
     cycle: int | None = None
-    items: Any = None
-    extra: Any = None
+    items: Any = field(default=None, hash=False)
+    extra: Any = field(default=None, hash=False)
     _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"fault kind must be one of {', '.join(FAULT_KINDS)}, not {self.kind!r}")
-        if self.times < 1:
-            raise ValueError("a fault must apply at least once (times >= 1)")
+        if isinstance(self.times, bool) or not isinstance(self.times, int) or self.times < 1:
+            raise ValueError(f"a fault must apply at least once (times >= 1), not times={self.times!r}")
+        if self.method is not None and not isinstance(self.method, str):
+            raise ValueError(f"method must be a string or None, not {self.method!r}")
         if self.kind == "status" and (self.code is None or not 400 <= self.code <= 599):
             raise ValueError("a status fault needs a code between 400 and 599")
         if self.kind == "truncate" and (self.at_bytes is None or self.at_bytes < 0):
             raise ValueError("a truncate fault needs at_bytes >= 0")
         if self.kind == "delay" and (self.seconds is None or self.seconds < 0):
             raise ValueError("a delay fault needs seconds >= 0")
-        if self.kind in ("respond", "stream") and (self.code is None or not 200 <= self.code <= 599):
-            raise ValueError(f"a {self.kind} fault needs a code between 200 and 599")
-        if self.kind == "stream" and (self.chunk_count < 0 or (self.seconds or 0) < 0):
-            raise ValueError("a stream fault needs chunk_count >= 0 and interval >= 0")
-        if self.kind == "pages" and self.cycle is not None and self.cycle < 1:
-            raise ValueError("a pages fault's cycle must be 1 or more")
+        if self.kind in ("respond", "stream"):
+            faultargs.status_code(self.code, self.kind, 200)
+        if self.kind == "stream":
+            faultargs.whole_number(self.chunk_count, "chunk_count", 0)
+            faultargs.seconds(self.seconds, "interval")
+            if self.content_length is not None:
+                faultargs.whole_number(self.content_length, "content_length", 0)
+        if self.kind == "pages" and self.cycle is not None:
+            faultargs.whole_number(self.cycle, "a pages fault's cycle", 1)
         object.__setattr__(self, "method", self.method.upper() if self.method else None)
-        object.__setattr__(self, "_pattern", re.compile(self.path))
+        if not isinstance(self.path, str):
+            raise ValueError(f"path must be a regular expression string, not {self.path!r}")
+        try:
+            object.__setattr__(self, "_pattern", re.compile(self.path))
+        except re.error as error:
+            raise ValueError(f"path {self.path!r} is not a valid regular expression: {error}") from None
 
     @classmethod
     def status(
@@ -167,7 +179,7 @@ class Fault:
         cls,
         code: int,
         *,
-        headers: Mapping[str, str | bytes] | Sequence[tuple[str, str | bytes]] | None = None,
+        headers: HeaderInput = None,
         body: str | bytes = b"",
         method: str | None = None,
         path: str = ".*",
@@ -175,25 +187,28 @@ class Fault:
     ) -> Fault:
         """Answer with any status, exactly these headers and this body, before anything is processed.
 
-        A ``Content-Length`` among the headers is sent as given; when it promises more than the body, the
-        connection is closed after the body.
+        ``X-Request-Id`` is added unless the headers carry one, and ``Content-Length`` unless they carry one
+        (or ``Transfer-Encoding``). A given ``Content-Length`` is sent as given: when it promises more than
+        the body, the connection closes after the body; when it promises less, only that much is sent.
+        A 204 or 304 has no body.
 
         :param code: status code, 200-599 (204, 206 and redirects included).
-        :param headers: headers sent verbatim (``str`` as latin-1, ``bytes`` raw).
+        :param headers: a dict or (name, value) pairs, sent verbatim (``str`` as latin-1, ``bytes`` raw).
         :param body: the body (``str`` as UTF-8).
         :param method: HTTP method to match (any when None).
         :param path: regular expression searched in the URL path.
         :param times: how many matching requests get this answer.
         """
-        raw = body.encode() if isinstance(body, str) else bytes(body)
-        return cls("respond", method, path, times, code=code, answer_headers=_pairs(headers), raw=(raw,))
+        raw = faultargs.raw_bytes(body, "body")
+        pairs = faultargs.header_pairs(headers)
+        return cls("respond", method, path, times, code=code, answer_headers=pairs, raw=(raw,))
 
     @classmethod
     def stream(
         cls,
         code: int = 200,
         *,
-        headers: Mapping[str, str | bytes] | Sequence[tuple[str, str | bytes]] | None = None,
+        headers: HeaderInput = None,
         prefix: bytes = b"",
         chunk: bytes = b" ",
         chunk_count: int = 1000,
@@ -206,32 +221,40 @@ class Fault:
     ) -> Fault:
         """Stream ``prefix``, ``chunk`` x ``chunk_count`` (``interval`` s apart) and ``suffix``: big or slow bodies.
 
-        :param code: status code.
-        :param headers: headers sent verbatim.
+        Stops quietly when the client goes away. ``X-Request-Id`` is added unless the headers carry one.
+
+        :param code: status code, 200-599.
+        :param headers: a dict or (name, value) pairs, sent verbatim (a ``Content-Length`` among them too).
         :param prefix: bytes sent first.
         :param chunk: bytes repeated.
         :param chunk_count: how many chunks.
         :param interval: seconds between chunks (a trickle).
-        :param content_length: announced ``Content-Length`` (may lie); None sends the body chunked.
+        :param content_length: announced ``Content-Length``, sent as given (``10**15``); when more than was
+            sent, the connection closes after ``suffix``; when less, the body stops there. None: chunked.
         :param suffix: bytes sent last.
         :param method: HTTP method to match (any when None).
         :param path: regular expression searched in the URL path.
         :param times: how many matching requests get this answer.
         """
+        parts = tuple(faultargs.raw_bytes(part, name) for part, name in
+                      ((prefix, "prefix"), (chunk, "chunk"), (suffix, "suffix")))  # fmt: skip
         return cls(
-            "stream", method, path, times, code=code, answer_headers=_pairs(headers), raw=(prefix, chunk, suffix),
+            "stream", method, path, times, code=code, answer_headers=faultargs.header_pairs(headers), raw=parts,
             chunk_count=chunk_count, seconds=interval, content_length=content_length,
         )  # fmt: skip
 
     @classmethod
     def gzip(cls, *, force: bool = False, method: str | None = None, path: str = ".*", times: int = 1) -> Fault:
-        """Gzip the route's answer (``Content-Encoding: gzip``), other headers unchanged.
+        """Gzip the route's whole answer (``Content-Encoding: gzip``, its ``Content-Length``), other headers unchanged.
 
-        :param force: compress even when the request's ``Accept-Encoding`` does not admit gzip (hostile).
+        :param force: compress even when the request's ``Accept-Encoding`` does not admit gzip (hostile);
+            without it, only when it does (``gzip`` or ``*`` with a q-value over 0; ``identity`` is plain).
         :param method: HTTP method to match (any when None).
         :param path: regular expression searched in the URL path.
         :param times: how many matching requests are compressed.
         """
+        if not isinstance(force, bool):
+            raise ValueError(f"force must be true or false, not {force!r}")
         return cls("gzip", method, path, times, force=force)
 
     @classmethod
@@ -246,14 +269,20 @@ class Fault:
     ) -> Fault:
         """Rewrite the route's answer's headers: add or replace ``set``, drop ``remove`` (case-insensitive).
 
-        :param set: headers to add or replace.
+        ``X-Request-Id`` and the rate-limit headers can be replaced or removed too. A ``Content-Length`` in
+        ``set`` is sent as given (the body is cut, or the connection closed, as for ``respond``).
+
+        :param set: headers to add or replace (name to value).
         :param remove: header names to drop (without ``Content-Length`` the body is sent chunked).
         :param method: HTTP method to match (any when None).
         :param path: regular expression searched in the URL path.
         :param times: how many matching requests are rewritten.
         """
-        pairs = tuple((name, value) for name, value in (set or {}).items())
-        return cls("headers", method, path, times, set_headers=pairs, remove_headers=tuple(n.lower() for n in remove))
+        if set is not None and not isinstance(set, Mapping):
+            raise ValueError("set must be a mapping of header names to values")
+        pairs = tuple((name, faultargs.as_text(value)) for name, value in faultargs.header_pairs(set, "set"))
+        removed = faultargs.header_names(remove)
+        return cls("headers", method, path, times, set_headers=pairs, remove_headers=removed)
 
     @classmethod
     def pages(
@@ -275,13 +304,18 @@ class Fault:
         :param path: regular expression searched in the URL path.
         :param times: how many pages are answered.
         """
-        return cls("pages", method, path, times, cycle=cycle, items=list(items or []), extra=dict(extra or {}))
+        items, extra = faultargs.page_parts(items, extra)
+        return cls("pages", method, path, times, cycle=cycle, items=items, extra=extra)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Fault:
         """Build a fault from the admin endpoint's JSON (``{"kind": "status", "code": 503, ...}``).
 
+        Bytes are strings (``body`` as UTF-8; ``prefix``, ``chunk``, ``suffix`` too) or base64 in the same
+        name with ``_b64`` (``body_b64``, ``chunk_b64``, ...).
+
         :param data: ``kind`` plus the keyword arguments of the matching constructor.
+        :raises ValueError: for an unknown kind or field, or an argument the constructor refuses.
         """
         options = dict(data)
         kind = options.pop("kind", None)
@@ -293,7 +327,7 @@ class Fault:
             "delay": {"seconds", "method", "path", "times"},
             "respond": {"code", "headers", "body", "body_b64", "method", "path", "times"},
             "stream": {"code", "headers", "prefix", "chunk", "chunk_count", "interval", "content_length", "suffix",
-                       "method", "path", "times"},
+                       "prefix_b64", "chunk_b64", "suffix_b64", "method", "path", "times"},
             "gzip": {"force", "method", "path", "times"},
             "headers": {"set", "remove", "method", "path", "times"},
             "pages": {"cycle", "items", "extra", "method", "path", "times"},
@@ -303,10 +337,12 @@ class Fault:
         unknown = set(options) - allowed[kind]
         if unknown:
             raise ValueError(f"unknown field(s) for a {kind} fault: {', '.join(sorted(unknown))}")
-        if "body_b64" in options:
-            options["body"] = base64.b64decode(options.pop("body_b64"))
-        for name in ("prefix", "chunk", "suffix"):
-            if isinstance(options.get(name), str):
+        for name in ("body", "prefix", "chunk", "suffix"):
+            if f"{name}_b64" in options:
+                if name in options:
+                    raise ValueError(f"give {name} or {name}_b64, not both")
+                options[name] = faultargs.from_base64(options.pop(f"{name}_b64"), f"{name}_b64")
+            elif kind == "stream" and isinstance(options.get(name), str):
                 options[name] = options[name].encode()
         constructor = getattr(cls, kind)
         try:
@@ -327,70 +363,18 @@ class Fault:
         fields = ("kind", "method", "path", "times", "code", "retry_after", "body", "content_type")
         view = {name: getattr(self, name) for name in fields}
         view.update(after_processing=self.after_processing, at_bytes=self.at_bytes, seconds=self.seconds)
-        if self.kind in ("respond", "stream", "gzip", "headers", "pages"):
+        if self.kind in ("respond", "stream"):
+            view["headers"] = [[name, faultargs.as_text(value)] for name, value in self.answer_headers]
+            names = ("body",) if self.kind == "respond" else ("prefix", "chunk", "suffix")
             view.update(
-                headers=[[name, _text(value)] for name, value in self.answer_headers],
-                raw_b64=[base64.b64encode(part).decode() for part in self.raw], chunk_count=self.chunk_count,
-                content_length=self.content_length, force=self.force, set=dict(self.set_headers),
-                remove=list(self.remove_headers), cycle=self.cycle, items=self.items, extra=self.extra,
-            )  # fmt: skip
+                {f"{name}_b64": base64.b64encode(part).decode() for name, part in zip(names, self.raw, strict=True)}
+            )
+        if self.kind == "stream":
+            view.update(chunk_count=self.chunk_count, interval=self.seconds, content_length=self.content_length)
+        if self.kind == "gzip":
+            view["force"] = self.force
+        if self.kind == "headers":
+            view.update(set=dict(self.set_headers), remove=list(self.remove_headers))
+        if self.kind == "pages":
+            view.update(cycle=self.cycle, items=self.items, extra=self.extra)
         return view
-
-
-class FaultQueue:
-    """Faults in injection order; each matching request consumes one use of the first match."""
-
-    def __init__(self) -> None:
-        self._entries: list[list[Any]] = []
-        self._lock = threading.Lock()
-
-    def add(self, fault: Fault) -> None:
-        """Queue a fault.
-
-        :param fault: the fault to queue.
-        """
-        with self._lock:
-            self._entries.append([fault, fault.times])
-
-    def take(self, method: str, path: str) -> Fault | None:
-        """Consume one use of the first queued fault that matches, if any.
-
-        :param method: the request method.
-        :param path: the URL path.
-        """
-        return self.take_use(method, path)[0]
-
-    def take_use(self, method: str, path: str) -> tuple[Fault | None, int]:
-        """Like :meth:`take`, with the use's number (1 for the fault's first use), which ``pages`` counts.
-
-        :param method: the request method.
-        :param path: the URL path.
-        """
-        with self._lock:
-            for entry in self._entries:
-                fault: Fault = entry[0]
-                if fault.matches(method, path):
-                    entry[1] -= 1
-                    if entry[1] <= 0:
-                        self._entries.remove(entry)
-                    return fault, fault.times - entry[1]
-        return None, 0
-
-    def pending(self) -> list[tuple[Fault, int]]:
-        """Queued faults with their remaining uses."""
-        with self._lock:
-            return [(entry[0], entry[1]) for entry in self._entries]
-
-    def clear(self) -> None:
-        """Forget every queued fault."""
-        with self._lock:
-            self._entries.clear()
-
-
-def _pairs(headers: Mapping[str, str | bytes] | Sequence[tuple[str, str | bytes]] | None) -> HeaderPairs:
-    items = headers.items() if isinstance(headers, Mapping) else (headers or ())
-    return tuple((str(name), value) for name, value in items)
-
-
-def _text(value: str | bytes) -> str:
-    return value if isinstance(value, str) else value.decode("latin-1")

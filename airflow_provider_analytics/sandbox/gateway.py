@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from airflow_provider_analytics.sandbox import hostile
 from airflow_provider_analytics.sandbox.errors import DEFAULT_MESSAGES, error_body, new_request_id
 from airflow_provider_analytics.sandbox.faults import ANSWERING_KINDS, Fault
-from airflow_provider_analytics.sandbox.hostile import ConnectionDropped
+from airflow_provider_analytics.sandbox.hostile import REWRITING_KINDS, ConnectionDropped
 from airflow_provider_analytics.sandbox.idempotency import KEY_PATTERN, StoredResponse, Verdict, request_fingerprint
 from airflow_provider_analytics.sandbox.ratelimit import RateDecision
 from airflow_provider_analytics.sandbox.store import SandboxState
@@ -93,7 +93,7 @@ class _Exchange:
         if self.fault is not None:
             if self.fault.kind in ANSWERING_KINDS:
                 self.state.request_log.set_status(self.entry, self.fault.code or 200)
-                await hostile.answer(self.fault, use, self.send, self.request_id)
+                await hostile.answer(self.fault, use, self.send, self.receive, self.request_id)
                 return
             if self.fault.kind == "status":
                 await self._answer_fault_status(self.fault)
@@ -172,15 +172,8 @@ class _Exchange:
                 )
                 await (self._drop() if drop_after else self._send_stored(replayed))
                 return
-        if self.fault is not None and self.fault.kind in ("gzip", "headers"):
-            rewritten = hostile.rewrite(
-                self.fault, await self._call_buffered(body), self.headers.get("accept-encoding", "")
-            )
-            self.state.request_log.set_status(self.entry, rewritten[0])
-            status, headers, content, with_length = rewritten
-            await hostile.send_rewritten(self.send, status, self._decorate(headers), content, with_length)
-            return
-        if key is None and not drop_after:
+        rewriting = self.fault is not None and self.fault.kind in REWRITING_KINDS
+        if key is None and not drop_after and not rewriting:
             await self.app(self.scope, self._replay_receive(body), self._forward)
             return
         response = await self._call_buffered(body)
@@ -204,7 +197,7 @@ class _Exchange:
         return receive
 
     async def _call_buffered(self, body: bytes) -> StoredResponse:
-        """Run the route and keep its whole answer (for idempotent replay, or to drop it afterwards)."""
+        """Run the route and keep its whole answer (for idempotent replay, to drop or to rewrite it afterwards)."""
         start: Message | None = None
         chunks: list[bytes] = []
 
@@ -256,6 +249,13 @@ class _Exchange:
 
     async def _send_stored(self, response: StoredResponse) -> None:
         headers = [(n, v) for n, v in response.headers if n.lower() != b"content-length"]
+        if self.fault is not None and self.fault.kind in REWRITING_KINDS:
+            self.state.request_log.set_status(self.entry, response.status)
+            request = {"method": self.method, "accept_encoding": self.headers.get("accept-encoding", "")}
+            await hostile.send_rewritten(
+                self.fault, self.send, self.receive, response.status, self._decorate(headers), response.body, request
+            )
+            return
         headers.append((b"content-length", str(len(response.body)).encode()))
         await self._forward({"type": "http.response.start", "status": response.status, "headers": headers})
         await self._forward({"type": "http.response.body", "body": response.body, "more_body": False})

@@ -74,8 +74,12 @@ class SandboxServer:
         _install_log_filter()
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         listener = socket.socket(family, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((self.host, self._requested_port))
+        try:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind((self.host, self._requested_port))
+        except OSError:  # e.g. the port is in use: the caller says so; the socket must not leak
+            listener.close()
+            raise
         self._port = listener.getsockname()[1]
         self._socket = listener
         config = uvicorn.Config(
