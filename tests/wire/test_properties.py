@@ -105,7 +105,10 @@ def _raw(headers: dict[str, str]) -> dict[str, bytes]:
 
 
 def _transport(status: int, headers: dict[str, str], body: bytes) -> httpx.MockTransport:
-    return httpx.MockTransport(lambda request: httpx.Response(status, headers=_raw(headers), content=body))
+    # A stream, not content=: httpx would decode in-memory content itself, before the client reads a byte.
+    return httpx.MockTransport(
+        lambda request: httpx.Response(status, headers=_raw(headers), stream=httpx.ByteStream(body))
+    )
 
 
 @FAST
