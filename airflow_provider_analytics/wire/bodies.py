@@ -39,7 +39,9 @@ class BoundedBody:
         if len(codings) > 1 or (codings and codings[0] not in (*_GZIP, "deflate")):
             raise UnexpectedResponseError(f"{what} answered with a content coding this client cannot read: {codings}")
         self._coding = codings[0] if codings else None
-        self._decoder = self._new_decoder(self._coding)
+        # deflate: zlib-wrapped as RFC 9110 asks, or raw as some servers send it; the first two bytes tell.
+        self._pending = b""
+        self._decoder = None if self._coding == "deflate" else self._new_decoder(self._coding)
 
     @staticmethod
     def _new_decoder(coding: str | None, raw_deflate: bool = False) -> zlib._Decompress | None:
@@ -60,6 +62,12 @@ class BoundedBody:
         :raises ResponseTooLargeError: the decoded body passed the limit.
         :raises UnexpectedResponseError: the chunk does not decode.
         """
+        if self._coding == "deflate" and self._decoder is None:
+            self._pending += raw
+            if len(self._pending) < 2:
+                return
+            raw, self._pending = self._pending, b""
+            self._decoder = self._new_decoder("deflate", raw_deflate=not _has_zlib_header(raw))
         if self._decoder is None:
             self._keep(raw)
             return
@@ -70,12 +78,6 @@ class BoundedBody:
                 self._keep(self._decoder.decompress(data, self._limit - self._size + 1))
                 data = self._decoder.unconsumed_tail
         except zlib.error as exc:
-            if self._coding == "deflate" and self._size == 0 and not self._parts:
-                # Some servers send raw deflate without the zlib header that RFC 9110 asks for.
-                self._decoder = self._new_decoder("deflate", raw_deflate=True)
-                self._coding = "raw-deflate"
-                self.feed(raw)
-                return
             raise self._undecodable(exc) from None
 
     def _keep(self, chunk: bytes) -> None:
@@ -97,6 +99,10 @@ class BoundedBody:
 
         :raises UnexpectedResponseError: a compressed body that stops before its end (a cut or corrupt one).
         """
+        if self._pending:  # a deflate body of one byte: no valid stream, the check below says so
+            self._decoder = self._new_decoder("deflate", raw_deflate=True)
+            pending, self._pending = self._pending, b""
+            self.feed(pending)
         if self._decoder is not None:
             try:
                 self._keep(self._decoder.flush(self._limit - self._size + 1))
@@ -106,3 +112,9 @@ class BoundedBody:
                 raise UnexpectedResponseError(f"{self._what} answered with a compressed body that does not decode "
                                               "(it ends before the end of its compressed stream)")  # fmt: skip
         return b"".join(self._parts)
+
+
+def _has_zlib_header(start: bytes) -> bool:
+    """Whether a deflate body starts with a zlib header (RFC 1950: method 8, window <= 32 KiB, check bits)."""
+    first, second = start[0], start[1]
+    return first & 0x0F == 8 and first >> 4 <= 7 and ((first << 8) | second) % 31 == 0

@@ -8,7 +8,6 @@ module only writes to a binary file object and says whether what it wrote is the
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import logging
 import re
@@ -93,7 +92,7 @@ def parse_repr_digest(value: str | None) -> bytes | None:
     match = re.search(r"sha-256=:([^:]*):", value)
     try:
         digest = base64.b64decode(match.group(1), validate=True) if match else b""
-    except binascii.Error:
+    except ValueError:  # binascii.Error, and non-ASCII text (what httpx makes of a byte like 0xE9)
         digest = b""
     if len(digest) != hashlib.sha256().digest_size:
         raise DownloadIntegrityError(f"the Repr-Digest header has a malformed sha-256 value: {value!r}")
@@ -130,6 +129,9 @@ class ReportStream:
         self._expected_size = expected_size if isinstance(expected_size, int) and expected_size >= 0 else None
         self._expected_sha256 = expected_sha256.lower() if isinstance(expected_sha256, str) else None
         self._response: httpx.Response | None = None
+        # The answer the file began with (the first 200, or a restart's): its size, type, digest and ETag
+        # describe the whole file; a 206 that continues it only carries the rest.
+        self._whole: httpx.Headers | None = None
 
     def __enter__(self) -> ReportStream:
         self._response = self._checked_start(self._client.open_stream(endpoints.download_report(self._report_id)))
@@ -141,9 +143,9 @@ class ReportStream:
 
     @property
     def _headers(self) -> httpx.Headers:
-        if self._response is None:
+        if self._whole is None:
             raise RuntimeError("use ReportStream as a context manager")
-        return self._response.headers
+        return self._whole
 
     @property
     def size(self) -> int:
@@ -203,6 +205,7 @@ class ReportStream:
         except DownloadIntegrityError:
             response.close()
             raise
+        self._whole = response.headers
         return response
 
     def copy_to(self, out: BinaryIO) -> DownloadedFile:
