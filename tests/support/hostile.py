@@ -119,6 +119,13 @@ class HostileServer:
         alive = [thread.name for thread in threads if thread.is_alive()]
         assert not alive, f"the hostile server's threads did not end: {alive}"
 
+    def answer_with(self, *scripts: Script) -> None:
+        """Answer the next requests with ``scripts`` instead (the last one repeats): one server, many cases."""
+        if not scripts:
+            raise ValueError("a HostileServer needs at least one Script")
+        with self._lock:
+            self.scripts, self._served = list(scripts), 0
+
     def _start(self, target: Callable[..., None], *args: object) -> None:
         thread = threading.Thread(target=target, args=args, name=f"hostile-{len(self._threads)}", daemon=True)
         with self._lock:

@@ -2,23 +2,29 @@
 
 An ``httpx.MockTransport`` answers with any status, headers (raw bytes) and body; the body is handed
 over as a raw stream, as a network transport would, so the client's own decoding is what reads it.
-Nothing may escape but the provider's ``AnalyticsError`` tree or a successful, well-typed result.
+Nothing may escape but the provider's ``AnalyticsError`` tree or a successful, well-typed result, and an
+error status stays that status's error. The last test sends raw bytes over a real socket
+(``tests/support/hostile.py``), so httpx's own HTTP/1.1 parsing and framing are in the path too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import gzip
 import hashlib
 import io
+import itertools
 import json
+import time
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
-from hypothesis import HealthCheck, event, example, given, settings
+import pytest
+from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from airflow_provider_analytics.wire import endpoints
@@ -26,12 +32,12 @@ from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyti
 from airflow_provider_analytics.wire.core import ClientConfig
 from airflow_provider_analytics.wire.download import DownloadedFile, ReportStream, parse_repr_digest
 from airflow_provider_analytics.wire.endpoints import Call, Page
-from airflow_provider_analytics.wire.errors import AnalyticsError
+from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError
 from airflow_provider_analytics.wire.retry import RetryPolicy
+from tests.support.hostile import HostileServer, Script, chunked
 
-SETTINGS = settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+# No health check is suppressed: none fires (checked over many seeds), so a slow strategy would be noticed.
+SETTINGS = settings(max_examples=200, deadline=None)
 CONFIG = ClientConfig(
     base_url="https://api.example.com",
     token="t0ken-value",
@@ -197,7 +203,31 @@ def _no_sleep(seconds: float) -> None:
     assert 0 <= seconds <= CONFIG.retry.max_retry_after
 
 
+def _assert_status_kept(result: Any, status: int) -> None:
+    """An error status ends as the API error of that status, whatever the body: contract section 2 says
+    a body that cannot be read (a proxy's page, an empty one) still gives an error naming the status, and
+    only the status tells a caller whether to retry (503) or give up (404). Any other status is not one.
+    """
+    if 400 <= status <= 599:
+        assert isinstance(result, AnalyticsAPIError), f"HTTP {status} became {type(result).__name__}: {result}"
+        assert result.status == status
+    else:
+        assert not isinstance(result, AnalyticsAPIError)
+
+
+# Error answers whose body cannot be read (found by the property; see _assert_status_kept): an empty body
+# labelled gzip, a coding the client does not read, a body over max_response_bytes.
+UNREADABLE_ERRORS = [
+    {"status": 503, "headers": [(b"X-Request-Id", b"req_1")], "exchange": (CALLS[2], (b"", b"gzip"))},
+    {"status": 404, "headers": [], "exchange": (CALLS[2], (b"{}", b"br"))},
+    {"status": 429, "headers": [(b"Retry-After", b"0")], "exchange": (CALLS[0], (b" " * 70_000, None))},
+]
+
+
 @SETTINGS
+@example(**UNREADABLE_ERRORS[0], second_status=None, read_size=4096, prebuilt=False)
+@example(**UNREADABLE_ERRORS[1], second_status=None, read_size=4096, prebuilt=False)
+@example(**UNREADABLE_ERRORS[2], second_status=None, read_size=4096, prebuilt=False)
 @given(
     status=statuses,
     headers=raw_headers,
@@ -231,6 +261,7 @@ def test_any_answer_is_a_typed_result_or_an_analytics_error(
     if isinstance(result, AnalyticsError):
         assert str(result)
     assert 1 <= len(seen) <= 1 + CONFIG.retry.max_retries
+    _assert_status_kept(result, statuses[len(seen) - 1])
 
 
 async def _async_no_sleep(seconds: float) -> None:
@@ -238,6 +269,7 @@ async def _async_no_sleep(seconds: float) -> None:
 
 
 @settings(SETTINGS, max_examples=100)
+@example(**UNREADABLE_ERRORS[0], read_size=1)
 @given(
     status=statuses,
     headers=raw_headers,
@@ -270,6 +302,7 @@ def test_any_answer_is_a_typed_result_or_an_analytics_error_async(
     assert isinstance(result, (AnalyticsError, result_type))
     if isinstance(result, AnalyticsError):
         assert str(result)
+    _assert_status_kept(result, status)
 
 
 # Downloads -----------------------------------------------------------------------------------------------
@@ -366,18 +399,26 @@ _RESUMED_WITHOUT_DIGEST = [
     (200, [_LENGTH, _ETAG, _DIGEST], b"good", 2),  # 2 of 4 bytes, then the connection drops
     (206, [(b"Content-Length", b"2"), _ETAG, (b"Content-Range", b"bytes 2-3/4")], b"ad", None),
 ]
+_GOLD = (b"Repr-Digest", _digest_header(b"gold"))  # a 206's Repr-Digest is of the whole file (RFC 9530)
+_DIGEST_ONLY_ON_THE_RESUME = [
+    (200, [_LENGTH, _ETAG], b"good", 2),
+    (206, [(b"Content-Length", b"2"), _ETAG, (b"Content-Range", b"bytes 2-3/4"), _GOLD], b"od", None),
+]
 
 
 @SETTINGS
 @example(script=_RESUMED_WITHOUT_DIGEST)  # found by the property: see the docstring
+@example(script=_DIGEST_ONLY_ON_THE_RESUME)  # found by the property: see the docstring
 @given(script=download_scripts())
 def test_downloads_are_whole_and_verified_or_fail_typed(script: list[Answer]) -> None:
     """On success the file is exactly the announced length, hashed right, and matches every ``Repr-Digest``
     announced for the bytes it was made of (the last ``200`` answer and the ``206`` answers after it).
 
-    ``ReportStream.copy_to`` checks the digest of the *current* response only: when a resumed ``206``
-    carries no ``Repr-Digest``, the first answer's digest is never checked, and a spliced file that does
-    not match it is accepted (``download.py``, ``copy_to``).
+    ``ReportStream.copy_to`` checks one answer's ``Repr-Digest`` only. It used to be the last answer's, so a
+    resumed ``206`` without one let a file through that did not match the first answer's digest; since
+    ed60157 it is the first answer's, so a ``206`` whose ``Repr-Digest`` (of the whole file, RFC 9530)
+    disagrees with the file is let through (``download.py``, ``copy_to``: ``self._headers`` is the first
+    answer's headers).
     """
     served: list[int] = []
 
@@ -406,3 +447,84 @@ def test_downloads_are_whole_and_verified_or_fail_typed(script: list[Answer]) ->
         status, headers, _, _ = script[index]
         digest = _served_digest(headers) if status in (200, 206) else None  # an error answer's headers say nothing
         assert digest is None or digest == hashlib.sha256(data).digest(), "a file passed against its digest"
+
+
+# The real wire -------------------------------------------------------------------------------------------
+
+line_bytes = st.binary(max_size=40).map(lambda raw: raw.replace(b"\r", b"").replace(b"\n", b""))
+status_lines = st.one_of(
+    st.sampled_from([200, 200, 200, 206, 404, 429, 503]).map(b"HTTP/1.1 %d OK".__mod__),
+    st.integers(0, 999).map(b"HTTP/1.1 %d OK".__mod__),
+    st.sampled_from([b"HTTP/1.0 200 OK", b"HTTP/1.1 200", b"HTTP/2 200 OK", b"XTTP/1.1 200 OK", b"HTTP/1.1 2000 OK"]),
+    line_bytes.map(b"HTTP/1.1 200 %s".__mod__),
+    line_bytes,
+)
+odd_header_lines = st.sampled_from(
+    [b"Content-Length: -1", b"Content-Length: 1e3", b"Content-Length: 4, 5", b"Transfer-Encoding: gzip, chunked",
+     b"Content-Encoding: gzip", b"Content-Encoding: br", b"Retry-After: 0", b"Retry-After: 99999999999",
+     b"X-Request-Id: \xff\x1b[2J", b"Connection: close", b" folded", b"no colon", b": no name", b"Repr-Digest: x",
+     b'Content-Disposition: attachment; filename="../x.pdf"', b'ETag: W/"1"', b"Content-Type: application/pdf"]
+) | st.builds(
+    b"%s: %s".__mod__, st.tuples(st.sampled_from([b"X-Request-Id", b"Content-Length", b"Retry-After"]), line_bytes)
+)  # fmt: skip
+report = json.dumps({"id": "rp_1", "status": "ready", "error": None}).encode()
+
+
+@st.composite
+def wire_answers(draw: st.DrawFn) -> Script:
+    """A status line, header lines and a body, framed by a true or lying length, chunks, or the close."""
+    body = draw(st.sampled_from([report, gzip.compress(report), b""]) | st.binary(max_size=200))
+    pieces = _split_at(body, draw(st.lists(st.integers(0, len(body)), max_size=2)))
+    framing = draw(st.sampled_from(["length", "lying length", "chunked", "bad chunks", "close"]))
+    headers = draw(st.lists(odd_header_lines, max_size=4))
+    if framing in ("length", "lying length"):
+        headers.append(b"Content-Length: %d" % (len(body) + (framing == "lying length") * draw(st.integers(-5, 5))))
+    elif framing in ("chunked", "bad chunks"):
+        headers.append(b"Transfer-Encoding: chunked")
+        pieces = list(chunked(pieces))
+        if framing == "bad chunks":
+            pieces = [b"zz\r\n", *pieces] if draw(st.booleans()) else pieces[:-1]
+    return Script(draw(status_lines), tuple(headers), tuple(pieces))
+
+
+def _split_at(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({0, len(data), *cuts})
+    return [data[start:end] for start, end in itertools.pairwise(points)]
+
+
+@pytest.fixture(scope="module")
+def hostile() -> Iterator[HostileServer]:
+    """One raw-socket server for every example: the examples swap its answer."""
+    with HostileServer([Script()]) as server:
+        yield server
+
+
+@settings(SETTINGS, max_examples=150)
+@given(answer=wire_answers(), way=st.sampled_from(["sync", "async", "download"]))
+def test_any_bytes_on_a_real_socket_are_a_result_or_an_analytics_error(
+    hostile: HostileServer, answer: Script, way: str
+) -> None:
+    """Through httpx's own HTTP/1.1 parser and the deadline wrappers, not a mock: odd status lines, header
+    lines and framing (lying lengths, bad chunking, a connection closed early) end as a result or an
+    ``AnalyticsError``, within the timeout."""
+    hostile.answer_with(answer)
+    config = dataclasses.replace(CONFIG, base_url=hostile.url, timeout=5)
+
+    def download() -> DownloadedFile:
+        with AnalyticsClient(config, sleep=_no_sleep) as client, ReportStream(client, "rp_1") as stream:
+            return stream.copy_to(io.BytesIO())
+
+    async def call_async() -> Any:
+        async with AsyncAnalyticsClient(config, sleep=_async_no_sleep) as client:
+            return await client.call(endpoints.get_report("rp_1"))
+
+    def call_sync() -> Any:
+        with AnalyticsClient(config, sleep=_no_sleep) as client:
+            return client.call(endpoints.get_report("rp_1"))
+
+    run = {"sync": call_sync, "async": lambda: asyncio.run(call_async()), "download": download}[way]
+    started = time.monotonic()
+    result = _outcome(run)
+    event(f"{way}: {type(result).__name__}")
+    assert isinstance(result, (AnalyticsError, dict, DownloadedFile))
+    assert time.monotonic() - started < 2 * config.timeout * (1 + config.retry.max_retries)
