@@ -13,6 +13,7 @@ import httpx
 from airflow_provider_analytics.wire.core import Answer, BaseAnalyticsClient, ClientConfig, Exchange, Reply, Send, Sleep
 from airflow_provider_analytics.wire.deadline import install_deadlines, request_deadline
 from airflow_provider_analytics.wire.endpoints import Call, PagedCall, RequestSpec
+from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 from airflow_provider_analytics.wire.pagination import AsyncPager, SyncPager
 
 T = TypeVar("T")
@@ -79,6 +80,10 @@ class AnalyticsClient(BaseAnalyticsClient):
                 return Answer(response, body.finish())
             except httpx.TransportError as exc:
                 return exc
+            except UnexpectedResponseError:
+                if not response.is_error:
+                    raise
+                return Answer(response, b"")  # an unreadable error body still leaves its status's error
             finally:
                 response.close()
 
@@ -153,6 +158,10 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
                 return Answer(response, body.finish())
             except httpx.TransportError as exc:
                 return exc
+            except UnexpectedResponseError:
+                if not response.is_error:
+                    raise
+                return Answer(response, b"")  # an unreadable error body still leaves its status's error
             finally:
                 await response.aclose()
 

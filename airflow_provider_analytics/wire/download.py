@@ -221,6 +221,7 @@ class ReportStream:
         total = self.size
         deadline = time.monotonic() + self._client.config.timeout + total / MIN_DOWNLOAD_RATE
         hasher, written, resumes = hashlib.sha256(), 0, 0
+        announced: list[bytes | None] = []  # Repr-Digests of resuming 206s: the whole file's digest too
         while True:
             try:
                 with request_deadline(deadline):
@@ -247,11 +248,13 @@ class ReportStream:
                 if response.status_code == 200:  # a restart: the file changed, or ranges are not honoured
                     out.seek(0)
                     out.truncate()
-                    hasher, written, total = hashlib.sha256(), 0, self.size
+                    hasher, written, total, announced = hashlib.sha256(), 0, self.size, []
+                else:
+                    announced.append(parse_repr_digest(response.headers.get(HEADER_REPR_DIGEST)))
         if written != total:
             raise self._fail(f"received {written} bytes, Content-Length announced {total}")
-        expected = parse_repr_digest(self._headers.get(HEADER_REPR_DIGEST))
-        if expected is not None and hasher.digest() != expected:
+        digests = {parse_repr_digest(self._headers.get(HEADER_REPR_DIGEST)), *announced} - {None}
+        if any(hasher.digest() != expected for expected in digests):
             raise self._fail(f"sha-256 of the {written} bytes received does not match Repr-Digest")
         if self._expected_sha256 is not None and hasher.hexdigest() != self._expected_sha256:
             raise self._fail(f"sha-256 of the {written} bytes received does not match the report's sha256")
