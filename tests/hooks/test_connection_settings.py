@@ -21,8 +21,8 @@ from airflow_provider_analytics.hooks.connection import client_config_from_conne
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.core import DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from tests.support.connections import BOGUS_TOKEN
 
-TOKEN = "tok-Zq81-never-print-me-7Hx"
 USER, SECRET = "alice-the-user", "pw-hunter2-secret"
 CONN_ID = "analytics_test"
 HOST = "https://api.example.com"
@@ -35,20 +35,20 @@ class StandIn:
     host: str | None = HOST
     port: Any = None
     schema: str | None = None
-    password: str | None = TOKEN
+    password: str | None = BOGUS_TOKEN
     conn_id: str | None = CONN_ID
     extra_dejson: Any = field(default_factory=dict)
 
 
 def json_conn(host: str = HOST, port: Any = None, **extra: Any) -> Connection:
     return Connection(
-        conn_id=CONN_ID, conn_type="analytics", host=host, port=port, password=TOKEN, extra=json.dumps(extra)
+        conn_id=CONN_ID, conn_type="analytics", host=host, port=port, password=BOGUS_TOKEN, extra=json.dumps(extra)
     )
 
 
 def uri_conn(query: str, host: str = HOST) -> Connection:
     """The URI form: ``analytics://:token@<host, percent-encoded>?query`` (every extra is a string)."""
-    return Connection.from_uri(f"analytics://:{TOKEN}@{quote(host, safe='')}?{query}", conn_id=CONN_ID)
+    return Connection.from_uri(f"analytics://:{BOGUS_TOKEN}@{quote(host, safe='')}?{query}", conn_id=CONN_ID)
 
 
 def refusal(conn: Any, field_name: str) -> str:
@@ -58,7 +58,7 @@ def refusal(conn: Any, field_name: str) -> str:
     text = "".join(traceback.format_exception(caught.value)) + repr(caught.value)
     assert f"connection {CONN_ID!r}" in str(caught.value)
     assert field_name in str(caught.value)
-    for secret in (TOKEN, USER, SECRET):
+    for secret in (BOGUS_TOKEN, USER, SECRET):
         assert secret not in text
     return str(caught.value)
 
@@ -175,7 +175,7 @@ def test_extras_that_are_not_an_object_are_refused() -> None:
         (StandIn(host="http://[::1]", port="8080", schema="tenant"), "http://[::1]:8080/tenant"),
         (uri_conn("timeout=5", host="https://api.example.com:8443/base"), "https://api.example.com:8443/base"),
         (
-            Connection.from_uri(f"analytics://https://:{TOKEN}@api.example.com:8443/tenant", conn_id=CONN_ID),
+            Connection.from_uri(f"analytics://https://:{BOGUS_TOKEN}@api.example.com:8443/tenant", conn_id=CONN_ID),
             "https://api.example.com:8443/tenant",
         ),
     ],
@@ -228,14 +228,14 @@ ANSWERS = [
 def test_test_connection_answers_what_to_fix(
     monkeypatch: pytest.MonkeyPatch, fields: dict[str, Any], word: str
 ) -> None:
-    connection = {"conn_type": "analytics", "host": HOST, "password": TOKEN, **fields}
+    connection = {"conn_type": "analytics", "host": HOST, "password": BOGUS_TOKEN, **fields}
     monkeypatch.setenv("AIRFLOW_CONN_ANALYTICS_DEFAULT", json.dumps(connection))
     with AnalyticsHook() as hook:
         ok, message = hook.test_connection()
     assert ok is False
     assert word in message
     assert "analytics_default" in message
-    for secret in (TOKEN, USER, SECRET, "tok with spaces"):
+    for secret in (BOGUS_TOKEN, USER, SECRET, "tok with spaces"):
         assert secret not in message
 
 

@@ -1,0 +1,19 @@
+"""Names the tests share: the connection's environment variable, seeded sandbox ids, common headers."""
+
+from __future__ import annotations
+
+# Where Airflow looks up ``analytics_default``; the ``sandbox`` fixture points it at the sandbox.
+CONN_ENV = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
+
+# Seeded in every fresh sandbox (``airflow_provider_analytics/sandbox/seed.py``).
+WORKFLOW = "wf_nightly_enrichment"
+DATA_SOURCE = "ds_warehouse"
+EXECUTE_PATH = "/v1/workflows/wf_churn_scoring/execute"
+
+# A trigger's poll interval in tests: short, so a wait of a few polls stays well under a second.
+POLL = 0.1
+
+# How an operator may wait for platform work: on the worker, or deferred to the triggerer.
+WAIT_MODES = ["poll", "defer"]
+
+JSON_HEADERS = {"Content-Type": "application/json"}
