@@ -46,11 +46,10 @@ class DownloadResult:
 
 @dataclass(frozen=True)
 class Destination:
-    """A parsed destination: the path, whether it is a folder, whether it is on local disk."""
+    """A parsed destination: the path, and whether it is a folder."""
 
     path: AnyPath
     is_folder: bool
-    is_local: bool
 
     @classmethod
     def parse(cls, destination: object) -> Destination:
@@ -64,7 +63,7 @@ class Destination:
         from airflow.sdk import ObjectStoragePath
 
         if isinstance(destination, ObjectStoragePath):
-            return cls(destination, str(destination).endswith("/") or destination.is_dir(), False)
+            return cls(destination, str(destination).endswith("/") or destination.is_dir())
         if isinstance(destination, (str, os.PathLike)):
             text = os.fspath(destination)
             if not isinstance(text, str) or not text.strip():
@@ -74,9 +73,9 @@ class Destination:
                 text = _local_path_of_file_uri(text)
             if "://" not in text:
                 path = Path(text)
-                return cls(path, folder_hint or path.is_dir(), True)
+                return cls(path, folder_hint or path.is_dir())
             remote = ObjectStoragePath(text)
-            return cls(remote, folder_hint or remote.is_dir(), False)
+            return cls(remote, folder_hint or remote.is_dir())
         raise AnalyticsInputError(
             f"destination must be a local path, a URI such as s3://bucket/key, or an ObjectStoragePath; "
             f"got {type(destination).__name__}"

@@ -10,42 +10,26 @@ even a worker that dies between the start and storing the id gets the same work 
 
 from __future__ import annotations
 
-import time
 from abc import abstractmethod
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import Any, NoReturn
 
 from airflow.sdk import Context, conf
-from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, poll_seconds, seconds, task_instance_key
-from airflow_provider_analytics.operators.waiting import checked_event, wait_until_done
+from airflow_provider_analytics.operators.common import task_instance_key
+from airflow_provider_analytics.operators.waiting import RemoteJobFailed, RemoteJobTimeout, RemoteWaitOperator
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
-from airflow_provider_analytics.wire.outcomes import Outcome
 
 try:
     from airflow.sdk import ResumableJobMixin
 except ImportError:  # Airflow < 3.3: the compat provider's stand-in starts afresh on every try
     from airflow.providers.common.compat.sdk import ResumableJobMixin
 
-if TYPE_CHECKING:
-    from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
-
-# Stop waiting this long before the task's execution_timeout (a tenth of it, at most 15 s), so our own
-# deadline fires first and cancels the remote work cleanly instead of Airflow killing the task.
-EXECUTION_TIMEOUT_MARGIN = 15.0
+__all__ = ["RemoteJobFailed", "RemoteJobOperator", "RemoteJobTimeout"]
 
 
-class RemoteJobFailed(AirflowException):
-    """The remote work ended in failure (its error type and message are in the text)."""
-
-
-class RemoteJobTimeout(AirflowException):
-    """The wait outlasted ``timeout`` (or the task's ``execution_timeout``); the work was cancelled."""
-
-
-class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
+class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     """Base of operators that start one piece of remote work and wait for it.
 
     :param wait_for_completion: wait until the work is finished; else return it as started.
@@ -54,9 +38,6 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
     :param timeout: seconds (or a ``timedelta``) to wait at most; ``None`` waits without limit.
     :param cancel_on_kill: cancel the remote work when the task is killed or times out.
     """
-
-    kind: ClassVar[str]
-    noun: ClassVar[str]
 
     def __init__(
         self,
@@ -68,11 +49,8 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         cancel_on_kill: bool = True,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(deferrable=deferrable, poll_interval=poll_interval, timeout=timeout, **kwargs)
         self.wait_for_completion = wait_for_completion
-        self.deferrable = deferrable
-        self.poll_interval = poll_seconds(poll_interval)
-        self.timeout = seconds(timeout, "timeout")
         self.cancel_on_kill = cancel_on_kill
         self._running_id: Any = None
         self._killed = False
@@ -92,38 +70,22 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         """The JSON value that identifies the work (stored in ``task_state_store``)."""
 
     @abstractmethod
-    def external_id_of_target(self, target: Mapping[str, Any]) -> Any:
-        """The external id named by a trigger event's ``target``."""
-
-    @abstractmethod
-    def fetch(self, external_id: Any) -> Mapping[str, Any]:
-        """The work's current state."""
-
-    @abstractmethod
-    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
-        """``success``/``failure`` when the work is over, else ``None``."""
-
-    @abstractmethod
-    def make_trigger(self, external_id: Any, deadline: float | None) -> AnalyticsPollTrigger:
-        """The trigger that waits for this work."""
-
-    @abstractmethod
     def publish(self, context: Context, external_id: Any) -> None:
         """Push ids and links to XCom so users can follow the work while it runs."""
-
-    def describe(self, external_id: Any) -> str:
-        """How logs and errors name the work."""
-        return f"{self.noun} {external_id}"
 
     def cancel(self, external_id: Any) -> bool:
         """Cancel the work; ``False`` when the platform cannot cancel this kind of work."""
         return False
 
+    @property
+    def cancels_on_kill(self) -> bool:
+        return self.cancel_on_kill
+
     # The flow ----------------------------------------------------------------------------------------
 
     def execute(self, context: Context) -> Any:
         self.validate()
-        self._deadline = self._wait_deadline(context)
+        self._deadline = self.wait_deadline(context)
         return self.execute_resumable(context)
 
     def submit_job(self, context: Context) -> Any:
@@ -154,17 +116,7 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         resource = self.fetch(external_id)
         if not self.wait_for_completion:
             return resource
-        resource, outcome = wait_until_done(
-            self,
-            resource,
-            fetch=lambda: self.fetch(external_id),
-            outcome=self.outcome,
-            deadline=self._deadline,
-            poll_interval=self.poll_interval,
-            describe=self.describe(external_id),
-            give_up=lambda last: self._give_up(external_id, last),
-            trigger=(lambda: self.make_trigger(external_id, self._deadline)) if self.deferrable else None,
-        )
+        resource, outcome = self.wait_for(external_id, resource, self._deadline)
         return self._finish(external_id, resource, outcome)
 
     def get_job_result(self, external_id: Any, context: Context) -> Any:
@@ -172,18 +124,10 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
 
     def execute_complete(self, context: Context, event: Any = None) -> Any:
         """Resume after the trigger fired: check the event is ours and well-formed, then finish."""
-        event = checked_event(event, self.kind, self.task_id)
         store = context.get("task_state_store")
-        expected = store.get(self.external_id_key) if store is not None else None
-        external_id = self.external_id_of_target(event["target"])
-        if expected is not None and expected != external_id:
-            raise AirflowException(f"{self.task_id}: the event is for {external_id}, this task started {expected}")
-        resource = event.get("resource")
-        if event["status"] == "timeout":
-            self._give_up(external_id, resource or {})
-        if event["status"] == "error" or not isinstance(resource, Mapping):
-            raise RemoteJobFailed(f"{self.describe(external_id)}: {event.get('message')}")
-        return self._finish(external_id, resource, "success" if event["status"] == "success" else "failure")
+        started = store.get(self.external_id_key) if store is not None else None
+        external_id, resource, outcome = self.resume(event, started)
+        return self._finish(external_id, resource, outcome)
 
     def on_kill(self) -> None:
         self._killed = True
@@ -194,25 +138,25 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
     # Helpers ------------------------------------------------------------------------------------------
 
     def _finish(self, external_id: Any, resource: Mapping[str, Any], outcome: str) -> dict[str, Any]:
-        if outcome == "success":
-            self.log.info("%s is %s", self.describe(external_id), resource.get("status"))
-            return dict(resource)
+        if outcome != "success":
+            self.failed(external_id, resource)
+        self.log.info("%s is %s", self.describe(external_id), resource.get("status"))
+        return dict(resource)
+
+    def failed(self, external_id: Any, resource: Mapping[str, Any]) -> NoReturn:
         if self._killed:
             raise RemoteJobFailed(
                 f"the task was killed; {self.describe(external_id)} "
                 + ("was cancelled" if self.cancel_on_kill else f"is {resource.get('status')} (cancel_on_kill is off)")
             )
-        error = resource.get("error") or {}
-        raise RemoteJobFailed(
-            f"{self.describe(external_id)} ended {resource.get('status')}: "
-            f"{error.get('type', 'unknown_error')}: {error.get('message', 'the platform gave no message')}"
-        )
+        super().failed(external_id, resource)
 
-    def _give_up(self, external_id: Any, resource: Mapping[str, Any]) -> NoReturn:
+    def give_up(self, external_id: Any, resource: Mapping[str, Any]) -> NoReturn:
+        """Cancel the work (with ``cancel_on_kill``), then fail the task for its timeout."""
         cancelled = self.cancel_on_kill and self._cancel_quietly(external_id)
         raise RemoteJobTimeout(
-            f"gave up waiting for {self.describe(external_id)} (last status {resource.get('status', 'unknown')}) "
-            f"after the task's timeout; " + ("it was cancelled" if cancelled else "it was NOT cancelled")
+            self.timeout_message(external_id, resource)
+            + ("; it was cancelled" if cancelled else "; it was NOT cancelled")
         )
 
     def _cancel_quietly(self, external_id: Any) -> bool:
@@ -223,14 +167,3 @@ class RemoteJobOperator(ResumableJobMixin, AnalyticsBaseOperator):
         except AnalyticsError as exc:
             self.log.warning("Could not cancel %s: %s", self.describe(external_id), exc)
             return False
-
-    def _wait_deadline(self, context: Context) -> float | None:
-        deadlines = []
-        if self.timeout is not None:
-            deadlines.append(time.time() + self.timeout)
-        ti = context.get("ti")
-        start = getattr(ti, "start_date", None)
-        if self.execution_timeout is not None and start is not None:
-            limit = self.execution_timeout.total_seconds()
-            deadlines.append(start.timestamp() + limit - min(EXECUTION_TIMEOUT_MARGIN, limit / 10))
-        return min(deadlines) if deadlines else None

@@ -2,28 +2,42 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import Any, ClassVar
 
 from airflow.sdk import Context, conf
-from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, poll_seconds, seconds
-from airflow_provider_analytics.operators.jobs import RemoteJobFailed, RemoteJobOperator, RemoteJobTimeout
+from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
-from airflow_provider_analytics.operators.waiting import checked_event, wait_until_done
+from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.outcomes import Outcome, report_outcome
 
-if TYPE_CHECKING:
-    from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
+
+class ReportWaiting(RemoteWaitOperator):
+    """What waiting for a report means, for the operator that generates one and the one that downloads it."""
+
+    kind = "report"
+    noun: ClassVar[str] = "report"
+    trigger_class_path: ClassVar[str] = "airflow_provider_analytics.triggers.reports.ReportTrigger"
+
+    def fetch(self, external_id: Any) -> Mapping[str, Any]:
+        return self.hook.get_report(external_id)
+
+    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
+        return report_outcome(resource)
+
+    def trigger_target(self, external_id: Any) -> dict[str, Any]:
+        return {"report_id": external_id}
+
+    def external_id_of_target(self, target: Mapping[str, Any]) -> Any:
+        return target.get("report_id")
 
 
-class GenerateReportOperator(RemoteJobOperator):
+class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
     """Generate a report from dashboards and (by default) wait until it is ready; returns the report.
 
     ``failed`` or ``expired`` fails the task with the platform's error. A task retry reattaches to the
@@ -44,8 +58,6 @@ class GenerateReportOperator(RemoteJobOperator):
     template_fields_renderers = {"parameters": "json"}
     operator_extra_links = (ReportLink(),)
     external_id_key = "analytics_report"
-    kind: ClassVar[str] = "report"
-    noun: ClassVar[str] = "report"
     ui_color = "#fef3e8"
 
     def __init__(
@@ -75,26 +87,6 @@ class GenerateReportOperator(RemoteJobOperator):
     def external_id(self, resource: Mapping[str, Any]) -> Any:
         return resource["id"]
 
-    def external_id_of_target(self, target: Mapping[str, Any]) -> Any:
-        return target.get("report_id")
-
-    def fetch(self, external_id: Any) -> Mapping[str, Any]:
-        return self.hook.get_report(external_id)
-
-    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
-        return report_outcome(resource)
-
-    def make_trigger(self, external_id: Any, deadline: float | None) -> AnalyticsPollTrigger:
-        from airflow_provider_analytics.triggers.reports import ReportTrigger
-
-        return ReportTrigger(
-            report_id=external_id,
-            poll_interval=self.poll_interval,
-            deadline=deadline,
-            analytics_conn_id=self.analytics_conn_id,
-            cancel_on_kill=self.cancel_on_kill,
-        )
-
     def cancel(self, external_id: Any) -> bool:
         self.hook.cancel_report(external_id)
         return True
@@ -104,7 +96,7 @@ class GenerateReportOperator(RemoteJobOperator):
         ReportLink.persist(context, self.ui_link(f"reports/{external_id}"))
 
 
-class DownloadReportOperator(AnalyticsBaseOperator):
+class DownloadReportOperator(ReportWaiting):
     """Stream a report to a local path or any ``ObjectStoragePath`` URI; returns the written file's URI.
 
     A report still being generated is waited for (bounded by ``timeout``) instead of failing. The file is
@@ -134,61 +126,29 @@ class DownloadReportOperator(AnalyticsBaseOperator):
         timeout: float | timedelta | None = 3600,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(deferrable=deferrable, poll_interval=poll_interval, timeout=timeout, **kwargs)
         self.report_id = report_id
         self.destination = destination
         self.overwrite = overwrite
-        self.deferrable = deferrable
-        self.poll_interval = poll_seconds(poll_interval)
-        self.timeout = seconds(timeout, "timeout")
 
     def execute(self, context: Context) -> str:
         validate_id(self.report_id, "report_id")
         where = Destination.parse(self.destination)
         if not where.is_folder:
             refuse_existing(where.path, self.overwrite)
-        deadline = None if self.timeout is None else time.time() + self.timeout
-        report, outcome = wait_until_done(
-            self,
-            self.hook.get_report(self.report_id),
-            fetch=lambda: self.hook.get_report(self.report_id),
-            outcome=report_outcome,
-            deadline=deadline,
-            poll_interval=self.poll_interval,
-            describe=f"report {self.report_id}",
-            give_up=self._not_ready,
-            trigger=(lambda: self._trigger(deadline)) if self.deferrable else None,
-        )
+        report, outcome = self.wait_for(self.report_id, self.fetch(self.report_id), self.wait_deadline(context))
         if outcome == "failure":
-            raise RemoteJobFailed(self._failure(report))
+            self.failed(self.report_id, report)
         return self._download(context, report)
 
     def execute_complete(self, context: Context, event: Any = None) -> str:
         """Resume once the report is ready (or the wait failed), then download."""
-        event = checked_event(event, "report", self.task_id)
-        if event["target"].get("report_id") != self.report_id:
-            raise AirflowException(f"{self.task_id}: unexpected trigger event {event!r} (another report)")
-        if event.get("status") == "timeout":
-            raise RemoteJobTimeout(f"report {self.report_id} was not ready after {self.timeout} s")
-        if event.get("status") != "success":
-            raise RemoteJobFailed(self._failure(event.get("resource") or {}) + f" ({event.get('message')})")
-        resource = event.get("resource")
-        return self._download(context, resource if isinstance(resource, Mapping) else None)
+        _, report, outcome = self.resume(event, self.report_id)
+        if outcome == "failure":
+            self.failed(self.report_id, report)
+        return self._download(context, report)
 
-    def _trigger(self, deadline: float | None) -> AnalyticsPollTrigger:
-        from airflow_provider_analytics.triggers.reports import ReportTrigger
-
-        return ReportTrigger(
-            report_id=self.report_id,
-            poll_interval=self.poll_interval,
-            deadline=deadline,
-            analytics_conn_id=self.analytics_conn_id,
-        )
-
-    def _not_ready(self, report: Mapping[str, Any]) -> NoReturn:
-        raise RemoteJobTimeout(f"report {self.report_id} was still {report.get('status')} after {self.timeout:g} s")
-
-    def _download(self, context: Context, report: Mapping[str, Any] | None) -> str:
+    def _download(self, context: Context, report: Mapping[str, Any]) -> str:
         result = self.hook.download_report(self.report_id, self.destination, overwrite=self.overwrite, report=report)
         self.log.info("Downloaded report %s to %s (%d bytes, sha256 %s)", self.report_id, result.uri, result.size,
                       result.sha256)  # fmt: skip
@@ -197,10 +157,3 @@ class DownloadReportOperator(AnalyticsBaseOperator):
             if type(outlet).__name__ == "Asset":
                 context["outlet_events"][outlet].extra.update(result.to_dict())
         return result.uri
-
-    def _failure(self, report: Any) -> str:
-        error = report.get("error") or {}
-        return (
-            f"report {self.report_id} is {report.get('status', 'unknown')}: "
-            f"{error.get('type', 'no_error_type')}: {error.get('message', 'the platform gave no message')}"
-        )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from airflow.sdk import Context
 
@@ -13,9 +13,6 @@ from airflow_provider_analytics.operators.links import ExecutionLink
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.outcomes import Outcome, execution_outcome
-
-if TYPE_CHECKING:
-    from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 
 
 class ExecuteWorkflowOperator(RemoteJobOperator):
@@ -39,8 +36,9 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
     template_fields_renderers = {"inputs": "json"}
     operator_extra_links = (ExecutionLink(),)
     external_id_key = "analytics_execution"
-    kind: ClassVar[str] = "execution"
+    kind = "execution"
     noun: ClassVar[str] = "execution"
+    trigger_class_path: ClassVar[str] = "airflow_provider_analytics.triggers.executions.ExecutionTrigger"
     ui_color = "#e8f0fe"
 
     def __init__(self, *, workflow_id: str, inputs: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -59,6 +57,9 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
     def external_id(self, resource: Mapping[str, Any]) -> Any:
         return {"workflow_id": resource.get("workflow_id", self.workflow_id), "execution_id": resource["id"]}
 
+    def trigger_target(self, external_id: Any) -> dict[str, Any]:
+        return {"workflow_id": external_id["workflow_id"], "execution_id": external_id["execution_id"]}
+
     def external_id_of_target(self, target: Mapping[str, Any]) -> Any:
         return {"workflow_id": target.get("workflow_id"), "execution_id": target.get("execution_id")}
 
@@ -67,18 +68,6 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
         return execution_outcome(resource)
-
-    def make_trigger(self, external_id: Any, deadline: float | None) -> AnalyticsPollTrigger:
-        from airflow_provider_analytics.triggers.executions import ExecutionTrigger
-
-        return ExecutionTrigger(
-            workflow_id=external_id["workflow_id"],
-            execution_id=external_id["execution_id"],
-            poll_interval=self.poll_interval,
-            deadline=deadline,
-            analytics_conn_id=self.analytics_conn_id,
-            cancel_on_kill=self.cancel_on_kill,
-        )
 
     def publish(self, context: Context, external_id: Any) -> None:
         context["ti"].xcom_push(key="execution_id", value=external_id["execution_id"])

@@ -21,7 +21,6 @@ from airflow_provider_analytics.sandbox.ratelimit import RateLimiter
 from airflow_provider_analytics.sandbox.records import (
     DataSourceRecord,
     JsonDict,
-    ReportRecord,
     WorkflowRecord,
     Workspace,
 )
@@ -298,14 +297,6 @@ class SandboxState:
         """How new reports end: ``ready`` or ``failed``."""
         with self.lock:
             return self._report_outcome
-
-    def find_report(self, report_id: str) -> ReportRecord | None:
-        """A report by id in any workspace (for the admin UI).
-
-        :param report_id: the report.
-        """
-        with self.lock:
-            return next((w.reports[report_id] for w in self._workspaces.values() if report_id in w.reports), None)
 
     def deprecation_headers(self, path: str) -> list[tuple[str, str]]:
         """``Deprecation``/``Sunset`` headers for a response to ``path``.

@@ -16,7 +16,7 @@ from airflow.sdk.exceptions import (
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators.common import HookOwner, poll_seconds
-from airflow_provider_analytics.operators.waiting import checked_event
+from airflow_provider_analytics.triggers.wait_events import checked_event
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.outcomes import parse_time, sync_outcome
@@ -122,19 +122,15 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
 
     def execute_complete(self, context: Context, event: Any = None) -> Any:
         """Resume from the trigger: check the event is ours, then succeed, fail or time out."""
-        event = checked_event(event, "sync", self.task_id)
-        if event["target"].get("data_source_id") != self.data_source_id:
-            raise AirflowException(f"{self.task_id}: unexpected trigger event {event!r} (another data source)")
-        status = event.get("resource") or {}
-        if event.get("status") == "success":
+        checked = checked_event(event, "sync", self.task_id, {"data_source_id": self.data_source_id})
+        status = checked["resource"] or {}
+        if checked["status"] == "success":
             return status
-        if event.get("status") == "failure":
+        if checked["status"] == "failure":
             raise AirflowFailException(self._failure(status, self.threshold(context)))
-        if event.get("status") == "timeout":
-            raise AirflowSensorTimeout(
-                f"data source {self.data_source_id} did not sync in time: {event.get('message')}"
-            )
-        raise AirflowException(str(event.get("message")))
+        if checked["status"] == "timeout":
+            raise AirflowSensorTimeout(f"data source {self.data_source_id} did not sync in time: {checked['message']}")
+        raise AirflowException(f"data source {self.data_source_id}: {checked['message']}")
 
     def _failure(self, status: Any, threshold: datetime) -> str:
         error = status.get("error") or {}

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
+from airflow_provider_analytics.triggers.wait_events import EventStatus, Outcome, WaitKind, wait_event
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.deadline import call_deadline
 from airflow_provider_analytics.wire.errors import (
@@ -26,7 +27,6 @@ from airflow_provider_analytics.wire.errors import (
     ServerError,
     UnauthenticatedError,
 )
-from airflow_provider_analytics.wire.outcomes import EVENT_STATUSES, Outcome
 
 # Still failing after the client's own retries: keep polling until the deadline rather than failing the
 # task over an outage the platform will recover from.
@@ -35,15 +35,13 @@ TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
 LAST_LOOK_SECONDS = 1.0
 # How long a kill may spend cancelling the remote work before it gives up (and logs that it did).
 ON_KILL_SECONDS = 30.0
-__all__ = ["EVENT_STATUSES", "TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
+__all__ = ["TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
 
 
 class AnalyticsPollTrigger(BaseTrigger):
     """Polls one platform resource until it is done, failed, or the deadline passes.
 
-    Events are ``{"status", "kind", "target", "resource", "message"}`` with ``status`` one of
-    ``success``, ``failure``, ``timeout`` (the deadline passed; ``resource`` is the last state seen) or
-    ``error`` (a permanent API error such as 401/404).
+    Its events are :class:`~airflow_provider_analytics.triggers.wait_events.WaitEvent` payloads.
 
     :param target: the ids of the thing waited on (JSON values only).
     :param poll_interval: seconds between polls (at least ``MIN_POLL_INTERVAL``; less is raised to it, so a
@@ -55,7 +53,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         :meth:`on_kill` on mark-failed, mark-success and clear; a triggerer restart never does).
     """
 
-    kind: ClassVar[str]
+    kind: ClassVar[WaitKind]
 
     def __init__(
         self,
@@ -101,16 +99,9 @@ class AnalyticsPollTrigger(BaseTrigger):
         }
         return f"{type(self).__module__}.{type(self).__qualname__}", kwargs
 
-    def _event(self, status: str, resource: Mapping[str, Any] | None, message: str) -> TriggerEvent:
-        return TriggerEvent(  # type: ignore[no-untyped-call]
-            {
-                "status": status,
-                "kind": self.kind,
-                "target": self.target,
-                "resource": dict(resource) if resource is not None else None,
-                "message": message,
-            }
-        )
+    def _event(self, status: EventStatus, resource: Mapping[str, Any] | None, message: str) -> TriggerEvent:
+        payload = wait_event(status, self.kind, self.target, resource, message)
+        return TriggerEvent(payload)  # type: ignore[no-untyped-call]
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Poll until the resource is done or failed, a permanent error occurs, or the deadline passes."""

@@ -1,6 +1,7 @@
 """When a wait is over, decided once for worker polling, sensors and triggers alike.
 
-Each function returns ``None`` while the wait goes on, else ``"success"`` or ``"failure"``.
+Each function returns ``None`` while the wait goes on, else ``"success"`` or ``"failure"``. The event a
+trigger fires with is another matter: ``triggers/wait_events.py`` owns it.
 """
 
 from __future__ import annotations
@@ -9,11 +10,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
+import pendulum
+
 from airflow_provider_analytics.wire.contract import ExecutionStatus, ReportStatus, SyncStatus
 
+# The verdict on a wait that is over: the work succeeded, or it ended and will not succeed.
 Outcome = Literal["success", "failure"]
-# What a trigger event's "status" may be: an outcome, the deadline passing, or a permanent API error.
-EVENT_STATUSES = frozenset({"success", "failure", "timeout", "error"})
 
 
 def execution_outcome(execution: Mapping[str, Any]) -> Outcome | None:
@@ -36,15 +38,21 @@ def report_outcome(report: Mapping[str, Any]) -> Outcome | None:
     return None
 
 
-def parse_time(value: object) -> datetime | None:
-    """Parse an RFC 3339 time from the platform (``Z`` or an offset); ``None`` for anything else."""
-    if not isinstance(value, str) or not value:
+def parse_time(value: object) -> pendulum.DateTime | None:
+    """An RFC 3339 time from the platform (``Z`` or an offset) as Airflow's own date-time type.
+
+    ``None`` for anything else: a time without an offset is ambiguous, and a platform that sends one is
+    not trusted to mean UTC.
+    """
+    if not isinstance(value, str) or not value or len(value) > 64:
         return None
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        parsed = pendulum.parse(value, exact=True, tz=None)
+    except (ValueError, OverflowError):  # pendulum's ParserError is a ValueError
         return None
-    return parsed if parsed.tzinfo is not None else None
+    if not isinstance(parsed, pendulum.DateTime) or parsed.tzinfo is None:
+        return None
+    return parsed
 
 
 def sync_outcome(sync: Mapping[str, Any], synced_after: datetime, fail_on_sync_failure: bool = True) -> Outcome | None:

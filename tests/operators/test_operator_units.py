@@ -45,6 +45,7 @@ from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
+from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.context import SLOW, StubTaskStateStore, make_context
 
@@ -585,7 +586,7 @@ def test_execute_defers_with_the_timeout_as_the_trigger_deadline(sandbox: Sandbo
 
 def test_execute_defers_to_leave_room_before_the_execution_timeout(sandbox: SandboxServer) -> None:
     """The trigger must fire (and cancel) before Airflow kills the task for its ``execution_timeout``."""
-    from airflow_provider_analytics.operators.jobs import EXECUTION_TIMEOUT_MARGIN
+    from airflow_provider_analytics.operators.waiting import EXECUTION_TIMEOUT_MARGIN
 
     sandbox.state.set_timings(SLOW)
     op = ExecuteWorkflowOperator(
@@ -681,7 +682,7 @@ def test_execute_complete_rejects_malformed_events(sandbox: SandboxServer, event
     context = make_context(task_state_store=StubTaskStateStore({"analytics_execution": STARTED}))
     with pytest.raises(AirflowException, match="unexpected trigger event") as raised:
         op.execute_complete(context, event)
-    assert raised.type is AirflowException
+    assert raised.type is UnexpectedEventError
     assert sandbox.state.requests == []
 
 
@@ -690,9 +691,9 @@ def test_execute_complete_rejects_an_event_for_another_execution(sandbox: Sandbo
     context = make_context(task_state_store=StubTaskStateStore({"analytics_execution": STARTED}))
     other = {"workflow_id": WORKFLOW, "execution_id": "ex_someoneelse"}
     for status in ("success", "failure", "timeout"):
-        with pytest.raises(AirflowException, match="this task started") as raised:
+        with pytest.raises(AirflowException, match=r"unexpected trigger event.*this task waits on") as raised:
             op.execute_complete(context, event_for(other, status=status))
-        assert raised.type is AirflowException
+        assert raised.type is UnexpectedEventError
         assert "ex_someoneelse" in str(raised.value)
     assert sandbox.state.requests == []  # in particular: nobody else's execution was cancelled
 
@@ -833,15 +834,15 @@ def test_download_report_defers_for_a_pending_report_then_downloads(
     [
         pytest.param(
             {"status": "success", "kind": "report", "target": {"report_id": "rp_other"}},
-            AirflowException,
+            UnexpectedEventError,
             id="other-report",
         ),
         pytest.param(
             {"status": "success", "kind": "execution", "target": {"report_id": "rp_abc123"}},
-            AirflowException,
+            UnexpectedEventError,
             id="wrong-kind",
         ),
-        pytest.param("success", AirflowException, id="not-a-dict"),
+        pytest.param("success", UnexpectedEventError, id="not-a-dict"),
         pytest.param(
             {
                 "status": "timeout",
@@ -998,7 +999,7 @@ def test_sensor_complete_rejects_events_that_are_not_its_own(sandbox: SandboxSer
     sensor = DataSourceSyncedSensor(task_id="fresh", data_source_id=DATA_SOURCE, synced_after="2026-11-21T10:00:00Z")
     with pytest.raises(AirflowException, match="unexpected trigger event") as raised:
         sensor.execute_complete(make_context(), event)
-    assert raised.type is AirflowException
+    assert raised.type is UnexpectedEventError
 
 
 def failed_sync_since(sandbox: SandboxServer) -> datetime:

@@ -11,7 +11,8 @@ import pytest
 from airflow.triggers.base import TriggerEvent
 
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.triggers.base import EVENT_STATUSES, AnalyticsPollTrigger
+from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
+from airflow_provider_analytics.triggers.wait_events import EVENT_STATUSES
 
 CONN_ENV = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
 WORKFLOW = "wf_nightly_enrichment"

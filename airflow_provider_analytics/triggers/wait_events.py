@@ -1,0 +1,118 @@
+"""The one contract between a waiting trigger and the task it resumes: the event's shape and its check.
+
+Every poll trigger builds its event with :func:`wait_event`; every task that deferred to one (the job
+operators, the download operator, the sensor) reads it back only through :func:`checked_event`, and
+reports failed work with :func:`failure_message`. It imports no trigger machinery, so operator modules can
+use it at DAG parse time for free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict, cast
+
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_analytics.wire.outcomes import Outcome
+
+# success/failure: the platform says the work is over; timeout: the deadline passed (resource is the last
+# state seen); error: a permanent API error (401, 404, a malformed answer) ended the wait.
+EventStatus = Literal["success", "failure", "timeout", "error"]
+EVENT_STATUSES: frozenset[str] = frozenset({"success", "failure", "timeout", "error"})
+WaitKind = Literal["execution", "report", "sync"]
+
+__all__ = [
+    "EVENT_STATUSES",
+    "EventStatus",
+    "Outcome",
+    "UnexpectedEventError",
+    "WaitEvent",
+    "checked_event",
+    "failure_message",
+    "wait_event",
+]
+
+
+class WaitEvent(TypedDict):
+    """What a poll trigger fires with.
+
+    :param status: one of :data:`EVENT_STATUSES`.
+    :param kind: what was waited on: ``execution``, ``report`` or ``sync``.
+    :param target: the ids (and settings) of the wait, as the trigger's kwargs name them.
+    :param resource: the platform object as last fetched, or ``None`` if no poll succeeded.
+    :param message: one line for the task log.
+    """
+
+    status: EventStatus
+    kind: WaitKind
+    target: dict[str, Any]
+    resource: dict[str, Any] | None
+    message: str
+
+
+class UnexpectedEventError(AirflowException):
+    """A task was resumed with something that is not the event of the wait it deferred to."""
+
+
+def wait_event(
+    status: EventStatus, kind: WaitKind, target: Mapping[str, Any], resource: Mapping[str, Any] | None, message: str
+) -> WaitEvent:
+    """Build the payload of a trigger event (JSON values only, so it survives the trip through the database).
+
+    :param status: the event's status.
+    :param kind: what was waited on.
+    :param target: the wait's ids.
+    :param resource: the last state fetched, if any.
+    :param message: one line for the task log.
+    """
+    return {
+        "status": status,
+        "kind": kind,
+        "target": dict(target),
+        "resource": dict(resource) if resource is not None else None,
+        "message": message,
+    }
+
+
+def checked_event(event: object, kind: WaitKind, task_id: str, target: Mapping[str, Any]) -> WaitEvent:
+    """The event a task resumed with, once it is known to be a well-formed event of this very wait.
+
+    :param event: what the task was resumed with (anything: it came through the database).
+    :param kind: the kind of wait the task deferred to.
+    :param task_id: the task, for the message.
+    :param target: the ids the task waits on; each must equal the event's (a ``None`` value is not compared,
+        for an id the task does not know itself).
+    :raises UnexpectedEventError: for anything else, naming what is wrong.
+    """
+    if not isinstance(event, Mapping):
+        raise UnexpectedEventError(f"{task_id}: unexpected trigger event {event!r} (not a mapping)")
+    problem = None
+    if event.get("status") not in EVENT_STATUSES:
+        problem = f"status must be one of {sorted(EVENT_STATUSES)}"
+    elif event.get("kind") != kind:
+        problem = f"this task waits on a {kind}"
+    elif not isinstance(event.get("target"), Mapping):
+        problem = "it names no target"
+    elif event.get("resource") is not None and not isinstance(event.get("resource"), Mapping):
+        problem = "its resource is not an object"
+    else:
+        expected = {key: value for key, value in target.items() if value is not None}
+        if any(event["target"].get(key) != value for key, value in expected.items()):
+            problem = f"it is for another {kind}; this task waits on {expected}"
+    if problem is not None:
+        raise UnexpectedEventError(f"{task_id}: unexpected trigger event {event!r}: {problem}")
+    return cast(WaitEvent, dict(event))
+
+
+def failure_message(what: str, resource: Mapping[str, Any]) -> str:
+    """How a task reports remote work that ended in failure, with the platform's own error.
+
+    :param what: how the work is named (``execution e1 of workflow w1``, ``report r1``).
+    :param resource: the work's last state.
+    """
+    error = resource.get("error")
+    error = error if isinstance(error, Mapping) else {}
+    return (
+        f"{what} ended {resource.get('status', 'unknown')}: {error.get('type', 'unknown_error')}: "
+        f"{error.get('message', 'the platform gave no message')}"
+    )
