@@ -6,12 +6,12 @@ Each check runs in a fresh interpreter, because this test process has long since
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
+
+from tests.support.probes import printed_result, run_without_connection
 
 SERVER_STACK = ("fastapi", "uvicorn", "starlette")
 
@@ -36,19 +36,9 @@ _PROBE = textwrap.dedent(
 
 def _imports(modules: list[str], watched: list[str]) -> dict[str, list[str]]:
     """For each module (imported in order, in one fresh interpreter): the watched modules loaded so far."""
-    env = dict(os.environ)
-    env.pop("AIRFLOW_CONN_ANALYTICS_DEFAULT", None)
-    result = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(watched), *modules],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
-    return json.loads(line[len("RESULT ") :])
+    completed = run_without_connection([sys.executable, "-c", _PROBE, json.dumps(watched), *modules])
+    imported: dict[str, list[str]] = printed_result(completed.stdout)
+    return imported
 
 
 def test_probe_sees_what_an_import_loads() -> None:

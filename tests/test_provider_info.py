@@ -6,8 +6,6 @@ import importlib
 import importlib.metadata
 import importlib.resources
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,7 @@ import jsonschema
 import pytest
 
 from airflow_provider_analytics.provider_info import get_provider_info
+from tests.support.probes import run_without_connection
 
 DISTRIBUTION = "airflow-provider-analytics"
 # The connection form's standard fields (airflow.api_fastapi ... HookMetaService._make_standard_fields, plus extra).
@@ -111,17 +110,8 @@ def test_hook_class_imports_and_matches_the_connection_type() -> None:
 def test_airflow_cli_lists_the_provider() -> None:
     airflow = Path(sys.executable).with_name("airflow")
     assert airflow.exists(), airflow
-    env = dict(os.environ)  # the test AIRFLOW_HOME set by tests/conftest.py
-    env.pop("AIRFLOW_CONN_ANALYTICS_DEFAULT", None)
-    result = subprocess.run(
-        [str(airflow), "providers", "get", DISTRIBUTION, "--full", "-o", "json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    # The session's AIRFLOW_HOME (tests/conftest.py), without the sandbox connection.
+    result = run_without_connection([str(airflow), "providers", "get", DISTRIBUTION, "--full", "-o", "json"])
     # Airflow may log a line to stdout before the JSON document.
     document = next(line for line in result.stdout.splitlines() if line.startswith("[{"))
     listed = json.loads(document)

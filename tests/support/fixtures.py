@@ -1,13 +1,14 @@
-"""Shared fixtures: both transports behind one face, so sync and async run the same test bodies."""
+"""Shared fixtures: both transports behind one face, so sync and async run the same test bodies; the hook."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
@@ -129,8 +130,12 @@ def sandbox(analytics_sandbox: SandboxServer) -> SandboxServer:
     return analytics_sandbox
 
 
-async def drain(iterator: AsyncIterator[Any]) -> list[Any]:
-    return [item async for item in iterator]
+@pytest.fixture
+def hook(sandbox: SandboxServer) -> Iterator[AnalyticsHook]:
+    """A blocking hook on ``analytics_default`` (the sandbox fixture points the env connection at the sandbox)."""
+    made = AnalyticsHook()
+    yield made
+    made.close()
 
 
-__all__ = ["Api", "drain", "endpoints", "make_config"]
+__all__ = ["Api", "endpoints", "make_config"]
