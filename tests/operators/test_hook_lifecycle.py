@@ -14,8 +14,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.wire.errors import NotFoundError
 from tests.support.context import SLOW, make_context
-
-WORKFLOW = "wf_nightly_enrichment"
+from tests.support.names import WORKFLOW
 
 
 def _pool_is_closed(task: Any) -> bool:

@@ -10,8 +10,7 @@ import pytest
 from airflow_provider_analytics.operators.jobs import RemoteJobFailed
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from tests.support.context import SLOW, make_context
-
-WORKFLOW = "wf_nightly_enrichment"
+from tests.support.names import WORKFLOW
 
 
 @pytest.mark.parametrize("cancel_on_kill", [True, False])

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
+from airflow_provider_analytics.sandbox.config import SandboxConfig
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sandbox.store import SandboxState
+from tests.support.context import every_state_lasting
 
 
 @pytest.fixture
@@ -29,20 +30,10 @@ def state(analytics_sandbox: SandboxServer) -> SandboxState:
     return analytics_sandbox.state
 
 
-SLOW = Timings(
-    execution_queued=10,
-    execution_running=10,
-    sync_pending=10,
-    sync_running=10,
-    report_pending=10,
-    report_generating=10,
-)
-
-
 @pytest.fixture(scope="session")
 def slow_sandbox_server() -> Iterator[SandboxServer]:
     """A second sandbox whose states last 10 s each, for asserting intermediate states without races."""
-    with SandboxServer(config=SandboxConfig(timings=SLOW)) as server:
+    with SandboxServer(config=SandboxConfig(timings=every_state_lasting(10))) as server:
         yield server
 
 

@@ -6,15 +6,26 @@ from typing import Any
 
 from airflow_provider_analytics.sandbox.config import Timings
 
+
+def every_state_lasting(seconds: float) -> Timings:
+    """Sandbox timings in which every execution, sync and report state lasts ``seconds``.
+
+    :param seconds: how long each state lasts on the sandbox clock.
+    """
+    return Timings(
+        execution_queued=seconds,
+        execution_running=seconds,
+        sync_pending=seconds,
+        sync_running=seconds,
+        report_pending=seconds,
+        report_generating=seconds,
+    )
+
+
 # Slow enough that nothing finishes while a test looks at it.
-SLOW = Timings(
-    execution_queued=600,
-    execution_running=600,
-    sync_pending=600,
-    sync_running=600,
-    report_pending=600,
-    report_generating=600,
-)
+SLOW = every_state_lasting(600)
+# Everything is finished by the first look.
+INSTANT = every_state_lasting(0)
 
 
 # Test data: the bits of a task's context the operators read -------------------------------------------

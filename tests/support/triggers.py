@@ -1,8 +1,10 @@
-"""Shared helpers for trigger tests: drain a trigger, check its one event, point the connection, read the log."""
+"""Shared helpers for tests of triggers and the operators that defer to them: run a trigger, check its one
+event, build an event by hand, point the connection, read the request log."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import time
 from typing import Any
@@ -13,11 +15,10 @@ from airflow.triggers.base import TriggerEvent
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 from airflow_provider_analytics.triggers.wait_events import EVENT_STATUSES
+from tests.support.names import CONN_ENV, WORKFLOW
 
-CONN_ENV = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
-WORKFLOW = "wf_nightly_enrichment"
-DATA_SOURCE = "ds_warehouse"
-POLL = 0.1
+# An execution a task started, as its task state store remembers it.
+STARTED = {"workflow_id": WORKFLOW, "execution_id": "ex_started0001"}
 
 
 def drain(trigger: AnalyticsPollTrigger) -> list[TriggerEvent]:
@@ -44,6 +45,37 @@ def only_event(trigger: AnalyticsPollTrigger) -> dict[str, Any]:
     return payload
 
 
+def run_as_triggerer(trigger: AnalyticsPollTrigger) -> list[dict[str, Any]]:
+    """Rebuild the trigger from its serialized form (as the triggerer does), run it, return event payloads."""
+    classpath, kwargs = trigger.serialize()
+    module_name, _, class_name = classpath.rpartition(".")
+    rebuilt = getattr(importlib.import_module(module_name), class_name)(**json.loads(json.dumps(kwargs)))
+
+    async def collect() -> list[dict[str, Any]]:
+        return [event.payload async for event in rebuilt.run()]
+
+    return asyncio.run(collect())
+
+
+def triggerer_event(trigger: AnalyticsPollTrigger) -> dict[str, Any]:
+    """The payload of the one event :func:`run_as_triggerer` gets."""
+    events = run_as_triggerer(trigger)
+    assert len(events) == 1, events
+    return events[0]
+
+
+def event_for(target: dict[str, Any], status: str = "success", kind: str = "execution", **extra: Any) -> dict[str, Any]:
+    """A trigger event's payload built by hand, for ``execute_complete`` checks without a trigger."""
+    return {
+        "status": status,
+        "kind": kind,
+        "target": target,
+        "resource": {"status": "succeeded"},
+        "message": "m",
+        **extra,
+    }
+
+
 def soon(seconds: float = 10.0) -> float:
     return time.time() + seconds
 
@@ -60,6 +92,11 @@ def set_connection(
 def requests_to(sandbox: SandboxServer, path: str, method: str = "GET") -> list[int]:
     """Statuses of every recorded request with this method and path, in order."""
     return [r.status for r in sandbox.state.requests if r.method == method and r.path == path]
+
+
+def requests_summary(sandbox: SandboxServer) -> list[tuple[str, str, int]]:
+    """``(method, path, status)`` of every recorded request, in order."""
+    return [(r.method, r.path, r.status) for r in sandbox.state.requests]
 
 
 def execution_path(workflow_id: str, execution_id: str) -> str:

@@ -15,9 +15,8 @@ from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from tests.support.context import SLOW
-from tests.support.triggers import DATA_SOURCE, WORKFLOW, execution_path, only_event, requests_to, set_connection, soon
-
-JSON = {"Content-Type": "application/json"}
+from tests.support.names import DATA_SOURCE, JSON_HEADERS, WORKFLOW
+from tests.support.triggers import execution_path, only_event, requests_to, set_connection, soon
 
 
 @pytest.mark.parametrize("interval", [0, -5, 0.001])
@@ -42,7 +41,7 @@ def test_a_trickling_platform_cannot_hold_a_trigger_past_its_deadline(
     execution = hook.execute_workflow(WORKFLOW)
     set_connection(monkeypatch, sandbox, timeout=10, max_retries=2)
     trickle = Fault.stream(
-        200, headers=JSON, prefix=b'{"id": "', chunk=b"x", chunk_count=60, interval=0.5, suffix=b'"}', times=20
+        200, headers=JSON_HEADERS, prefix=b'{"id": "', chunk=b"x", chunk_count=60, interval=0.5, suffix=b'"}', times=20
     )
     sandbox.state.inject(trickle)
     started = time.monotonic()
@@ -68,7 +67,7 @@ def test_a_malformed_execution_is_an_error_event_not_a_crash(
 ) -> None:
     execution = hook.execute_workflow(WORKFLOW)
     path = execution_path(WORKFLOW, execution["id"])
-    sandbox.state.inject(Fault.respond(200, headers={**JSON, "X-Request-Id": "req_bad"}, body=body, path=path))
+    sandbox.state.inject(Fault.respond(200, headers={**JSON_HEADERS, "X-Request-Id": "req_bad"}, body=body, path=path))
     event = only_event(ExecutionTrigger(workflow_id=WORKFLOW, execution_id=execution["id"], poll_interval=0.1))
     assert event["status"] == "error"
     assert "req_bad" in event["message"]
@@ -76,7 +75,9 @@ def test_a_malformed_execution_is_an_error_event_not_a_crash(
 
 def test_an_oversized_report_answer_is_an_error_event(sandbox: SandboxServer, hook: AnalyticsHook) -> None:
     report = hook.generate_report(["db_sales"], "pdf")
-    huge = Fault.stream(200, headers=JSON, prefix=b'{"id": "', chunk=b"x" * 65536, chunk_count=200, suffix=b'"}')
+    huge = Fault.stream(
+        200, headers=JSON_HEADERS, prefix=b'{"id": "', chunk=b"x" * 65536, chunk_count=200, suffix=b'"}'
+    )
     sandbox.state.inject(huge)
     event = only_event(ReportTrigger(report_id=report["id"], poll_interval=0.1, deadline=soon(30)))
     assert event["status"] == "error"
@@ -85,7 +86,7 @@ def test_an_oversized_report_answer_is_an_error_event(sandbox: SandboxServer, ho
 
 def test_a_sync_status_with_an_odd_error_is_an_error_event(sandbox: SandboxServer) -> None:
     body = {"data_source_id": DATA_SOURCE, "status": "failed", "error": ["disk", "full"]}
-    sandbox.state.inject(Fault.respond(200, headers=JSON, body=json.dumps(body), path="/sync$"))
+    sandbox.state.inject(Fault.respond(200, headers=JSON_HEADERS, body=json.dumps(body), path="/sync$"))
     trigger = DataSourceSyncTrigger(
         data_source_id=DATA_SOURCE, synced_after="2026-01-01T00:00:00Z", poll_interval=0.1, deadline=soon(10)
     )

@@ -17,7 +17,7 @@ import certifi
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.support.context import SLOW
-from tests.support.triggers import CONN_ENV, WORKFLOW
+from tests.support.names import CONN_ENV, WORKFLOW
 
 WAITS = 200
 # The CPU time of the longest callback the loop ran: 2-3 ms measured; 34 ms when every client loaded its CA

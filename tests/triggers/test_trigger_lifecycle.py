@@ -19,7 +19,8 @@ from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
 from airflow_provider_analytics.wire.errors import ForbiddenError
 from tests.support.context import SLOW
-from tests.support.triggers import CONN_ENV, WORKFLOW, execution_path, execution_view, report_view, soon
+from tests.support.names import CONN_ENV, WORKFLOW
+from tests.support.triggers import execution_path, execution_view, report_view, soon
 
 
 def _cancels(sandbox: SandboxServer) -> list[str]:

@@ -1,0 +1,208 @@
+"""Every operator's and the sensor's template fields name attributes and render; building one sends nothing."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import pkgutil
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+from airflow.sdk import BaseOperator
+
+import airflow_provider_analytics.operators as operators_package
+import airflow_provider_analytics.sensors as sensors_package
+from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
+from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator, UpdateDashboardOperator
+from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
+from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
+from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator, ExecuteWorkflowOperator
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
+from tests.support.context import make_context
+from tests.support.names import DATA_SOURCE, WORKFLOW
+
+RENDER_CONTEXT: dict[str, Any] = {
+    "ds": "2026-11-20",
+    "run_id": "manual__2026-11-20",
+    "data_interval_end": datetime(2026, 11, 20, tzinfo=timezone.utc),
+    "params": {
+        "env": "prod",
+        "workflow": WORKFLOW,
+        "dashboard": "db_sales",
+        "chart": "ch_revenue",
+        "data_source": DATA_SOURCE,
+        "report": "rp_abc123",
+        "format": "csv",
+        "version": 3,
+    },
+}
+
+DASHBOARD_FIELDS: dict[str, tuple[Any, Any]] = {
+    "name": ("Sales {{ ds }}", "Sales 2026-11-20"),
+    "description": ("for {{ params.env }}", "for prod"),
+    "tags": (["{{ params.env }}", "daily"], ["prod", "daily"]),
+    "layout": ([{"chart_id": "{{ params.chart }}", "x": 0, "w": 6}], [{"chart_id": "ch_revenue", "x": 0, "w": 6}]),
+}
+
+# class -> (constructor arguments that are not templated, {template field: (Jinja input, rendered value)})
+RENDER_CASES: dict[type[BaseOperator], tuple[dict[str, Any], dict[str, tuple[Any, Any]]]] = {
+    ExecuteWorkflowOperator: (
+        {},
+        {
+            "workflow_id": ("{{ params.workflow }}", WORKFLOW),
+            "inputs": (
+                {"day": "{{ ds }}", "envs": ["{{ params.env }}"], "nested": {"run": "{{ run_id }}"}, "n": 5},
+                {"day": "2026-11-20", "envs": ["prod"], "nested": {"run": "manual__2026-11-20"}, "n": 5},
+            ),
+        },
+    ),
+    CreateWorkflowOperator: (
+        {},
+        {
+            "name": ("etl-{{ params.env }}", "etl-prod"),
+            "configuration": ({"steps": [{"name": "load-{{ ds }}"}]}, {"steps": [{"name": "load-2026-11-20"}]}),
+            "description": ("built {{ ds }}", "built 2026-11-20"),
+        },
+    ),
+    GenerateReportOperator: (
+        {},
+        {
+            "dashboard_ids": (["{{ params.dashboard }}", "db_product"], ["db_sales", "db_product"]),
+            "format": ("{{ params.format }}", "csv"),
+            "name": ("sales-{{ ds }}", "sales-2026-11-20"),
+            "parameters": ({"day": "{{ ds }}"}, {"day": "2026-11-20"}),
+        },
+    ),
+    DownloadReportOperator: (
+        {},
+        {
+            "report_id": ("{{ params.report }}", "rp_abc123"),
+            "destination": ("/data/{{ params.env }}/{{ ds }}.pdf", "/data/prod/2026-11-20.pdf"),
+        },
+    ),
+    CreateChartOperator: (
+        {},
+        {
+            "name": ("Revenue {{ ds }}", "Revenue 2026-11-20"),
+            "type": ("{{ 'line' }}", "line"),
+            "data_source_id": ("{{ params.data_source }}", DATA_SOURCE),
+            "query": (
+                "SELECT day, value FROM t WHERE day = '{{ ds }}'",
+                "SELECT day, value FROM t WHERE day = '2026-11-20'",
+            ),
+            "options": ({"color": "{{ params.env }}"}, {"color": "prod"}),
+        },
+    ),
+    GetChartDataOperator: (
+        {},
+        {
+            "chart_id": ("{{ params.chart }}", "ch_revenue"),
+            "destination": ("/data/{{ ds }}.csv", "/data/2026-11-20.csv"),
+        },
+    ),
+    ConnectDataSourceOperator: (
+        {},
+        {
+            "name": ("warehouse-{{ params.env }}", "warehouse-prod"),
+            "type": ("{{ 'postgres' }}", "postgres"),
+            "connection": (
+                {
+                    "host": "{{ params.env }}.db.internal",
+                    "database": "dw",
+                    "user": "svc",
+                    "password": "{{ params.env }}-pw",
+                },
+                {"host": "prod.db.internal", "database": "dw", "user": "svc", "password": "prod-pw"},
+            ),
+        },
+    ),
+    CreateDashboardOperator: ({}, DASHBOARD_FIELDS),
+    UpdateDashboardOperator: (
+        {},
+        {
+            "dashboard_id": ("{{ params.dashboard }}", "db_sales"),
+            "if_match": ("{{ params.version }}", "3"),
+            **DASHBOARD_FIELDS,
+        },
+    ),
+    DataSourceSyncedSensor: (
+        {},
+        {
+            "data_source_id": ("{{ params.data_source }}", DATA_SOURCE),
+            "synced_after": ("{{ data_interval_end }}", "2026-11-20 00:00:00+00:00"),
+        },
+    ),
+}
+
+
+def provider_operator_classes() -> set[type[BaseOperator]]:
+    """Every concrete operator and sensor the provider ships (abstract and private bases excluded)."""
+    found: set[type[BaseOperator]] = set()
+    for package in (operators_package, sensors_package):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for name, cls in inspect.getmembers(module, inspect.isclass):
+                if (
+                    issubclass(cls, BaseOperator)
+                    and cls.__module__ == module.__name__
+                    and not name.startswith("_")
+                    and not inspect.isabstract(cls)
+                    and cls.execute is not BaseOperator.execute
+                ):
+                    found.add(cls)
+    return found
+
+
+def build(cls: type[BaseOperator], **overrides: Any) -> Any:
+    fixed, fields = RENDER_CASES[cls]
+    kwargs = {**fixed, **{name: template for name, (template, _) in fields.items()}, **overrides}
+    return cls(task_id=f"render_{cls.__name__}", **kwargs)
+
+
+def test_every_operator_and_sensor_has_a_render_case() -> None:
+    assert provider_operator_classes() == set(RENDER_CASES)
+
+
+@pytest.mark.parametrize("cls", list(RENDER_CASES), ids=lambda cls: cls.__name__)
+def test_template_fields_name_attributes_and_all_render(cls: type[BaseOperator]) -> None:
+    op = build(cls)
+    _, fields = RENDER_CASES[cls]
+    for name in op.template_fields:
+        assert hasattr(op, name), f"{cls.__name__}.template_fields names {name!r}, which is not an attribute"
+    # Every template field is covered by the case, so a new field must get a rendering check too.
+    assert set(op.template_fields) == set(fields)
+    assert set(getattr(cls, "template_fields_renderers", {})) <= set(op.template_fields)
+
+    op.render_template_fields(RENDER_CONTEXT)
+
+    for name, (_, rendered) in fields.items():
+        assert getattr(op, name) == rendered, name
+    assert "{{" not in json.dumps({name: getattr(op, name) for name in op.template_fields}, default=str)
+
+
+def test_rendered_sensor_time_is_a_usable_threshold() -> None:
+    sensor = build(DataSourceSyncedSensor)
+    sensor.render_template_fields(RENDER_CONTEXT)
+    assert sensor.threshold({}) == datetime(2026, 11, 20, tzinfo=timezone.utc)
+
+
+def test_rendered_if_match_reaches_the_platform_as_the_version(sandbox: SandboxServer) -> None:
+    op = build(UpdateDashboardOperator, layout=[{"chart_id": "ch_revenue"}])
+    op.render_template_fields({**RENDER_CONTEXT, "params": {**RENDER_CONTEXT["params"], "version": 1}})
+    context = make_context()
+    dashboard = op.execute(context)
+    (put,) = [r for r in sandbox.state.requests if r.method == "PUT"]
+    assert put.path == "/v1/dashboards/db_sales"
+    assert put.headers["if-match"] == '"1"'
+    assert put.json["tags"] == ["prod", "daily"]
+    assert dashboard["version"] == 2
+    assert context["ti"].xcom["dashboard_id"] == "db_sales"
+
+
+def test_nothing_touches_the_network_at_construction(sandbox: SandboxServer) -> None:
+    for cls in RENDER_CASES:
+        build(cls)
+    assert sandbox.state.requests == []
