@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install lint typecheck pytest test demo e2e clean
+.PHONY: install lint typecheck pytest test demo e2e clean bench
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -44,6 +44,13 @@ e2e: install
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	fi
 	cd tools/e2e && ../../$(BIN)/python run.py --executor $(EXECUTOR)
+
+# Benchmarks (bench/README.md): import cost, a 1 GiB download, thousands of waits in one triggerer loop.
+# Writes bench/results/; about 15 minutes. The full triggerer run (longer windows): bench/triggerer.py.
+bench: install
+	$(BIN)/python bench/imports.py
+	$(BIN)/python bench/download.py
+	$(BIN)/python bench/triggerer.py --quick
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache
