@@ -1,8 +1,9 @@
 """Property-based tests (Hypothesis) of the wire layer's pure parts: body decoding, error mapping, headers.
 
 Whatever bytes, headers or JSON the platform sends, nothing escapes but the provider's own
-``AnalyticsError`` tree (or a result), and each function's stated invariant holds. Whole client calls
-and downloads are in ``test_properties_clients.py``.
+``AnalyticsError`` tree (or a result), and each function's stated invariant holds. Whole client calls,
+downloads and raw bytes on a socket are in ``test_properties_calls.py``, ``test_properties_downloads.py``
+and ``test_properties_socket.py``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from airflow_provider_analytics.wire.errors import (
     api_error_from_response,
 )
 from airflow_provider_analytics.wire.retry import parse_retry_after
+from tests.support.properties import outcome
 
 # No health check is suppressed: none fires (checked over many seeds), so a slow strategy would be noticed.
 SETTINGS = settings(max_examples=250, deadline=None)
@@ -85,14 +87,6 @@ def _read_all(reader: BoundedBody, pieces: list[bytes], limit: int) -> bytes:
     return reader.finish()
 
 
-def _outcome(function: Any, *args: Any) -> Any:
-    """What ``function(*args)`` returns, or the ``AnalyticsError`` it raises (anything else escapes)."""
-    try:
-        return function(*args)
-    except AnalyticsError as error:
-        return error
-
-
 @st.composite
 def hostile_raw_bodies(draw: st.DrawFn) -> tuple[str, bytes]:
     """A Content-Encoding value and a raw body: valid, truncated, corrupted or mislabelled."""
@@ -124,10 +118,10 @@ def test_bounded_body_raises_only_analytics_errors_and_keeps_at_most_the_limit(
     body: tuple[str, bytes], cuts: list[int], limit: int
 ) -> None:
     header, raw = body
-    reader = _outcome(BoundedBody, header, limit, WHAT)
+    reader = outcome(BoundedBody, header, limit, WHAT)
     if isinstance(reader, AnalyticsError):
         return
-    decoded = _outcome(_read_all, reader, _split(raw, cuts), limit)
+    decoded = outcome(_read_all, reader, _split(raw, cuts), limit)
     assert _kept(reader) <= limit
     if isinstance(decoded, AnalyticsError):
         assert str(decoded)
@@ -334,7 +328,7 @@ def test_parse_repr_digest_is_none_32_bytes_or_an_integrity_error(text: str) -> 
     ``parse_repr_digest`` does not catch (``download.py``); httpx hands a Latin-1 header byte over as such
     a character.
     """
-    value = _outcome(parse_repr_digest, text)
+    value = outcome(parse_repr_digest, text)
     if isinstance(value, AnalyticsError):
         assert isinstance(value, DownloadIntegrityError)
         assert "sha-256" in text
