@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_analytics.sandbox.config import Timings
-
-MODES = ["poll", "defer"]
-WORKFLOW = "wf_nightly_enrichment"
+from tests.support.names import WAIT_MODES, WORKFLOW
 
 
-def slow(running: float) -> Timings:
+def execution_running_for(running: float) -> Timings:
+    """Quick timings, but an execution stays running for ``running`` seconds."""
     return Timings(execution_queued=0.05, execution_running=running, report_pending=0.05, report_generating=0.2)
 
 
@@ -18,7 +17,7 @@ def executions_of(sandbox, workflow_id: str = WORKFLOW) -> list[dict]:
     return [e for e in sandbox.state.executions() if e["workflow_id"] == workflow_id]
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_success_returns_outputs_for_downstream_tasks(run_dag, sandbox, mode):
     result = run_dag(f"test_workflow_{mode}", workflow_id=WORKFLOW, source="crm")
     assert result.states == {"run": "success", "use_outputs": "success"}
@@ -35,7 +34,7 @@ def test_success_returns_outputs_for_downstream_tasks(run_dag, sandbox, mode):
     assert start.headers["idempotency-key"].startswith("apa-execution-")
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_platform_failure_fails_the_task_with_the_platform_error(run_dag, sandbox, mode, capfd):
     result = run_dag(f"test_workflow_{mode}", workflow_id="wf_legacy_export")
     assert result.states["run"] == "failed"
@@ -48,9 +47,9 @@ def test_platform_failure_fails_the_task_with_the_platform_error(run_dag, sandbo
     assert sandbox.token not in output
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_timeout_cancels_the_execution_and_says_so(run_dag, sandbox, mode, capfd):
-    sandbox.state.set_timings(slow(running=60))
+    sandbox.state.set_timings(execution_running_for(running=60))
     result = run_dag(f"test_workflow_timeout_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "failed"
     [execution] = executions_of(sandbox)
@@ -59,10 +58,10 @@ def test_timeout_cancels_the_execution_and_says_so(run_dag, sandbox, mode, capfd
     assert "it was cancelled" in capfd.readouterr().out
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_retry_reattaches_to_the_running_execution(run_dag, sandbox, mode, capfd):
     # The first try gives up at 2 s; the execution ends at 3 s, inside the retry's own 2 s.
-    sandbox.state.set_timings(slow(running=3.0))
+    sandbox.state.set_timings(execution_running_for(running=3.0))
     result = run_dag(f"test_workflow_reattach_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "success"
     assert result.tries["run"] == 2
@@ -72,9 +71,9 @@ def test_retry_reattaches_to_the_running_execution(run_dag, sandbox, mode, capfd
     assert "Reconnecting to existing job" in capfd.readouterr().out
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_retry_returns_an_execution_that_succeeded_meanwhile(run_dag, sandbox, mode, capfd):
-    sandbox.state.set_timings(slow(running=1.5))
+    sandbox.state.set_timings(execution_running_for(running=1.5))
     result = run_dag(f"test_workflow_reattach_late_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "success"
     assert result.tries["run"] == 2
@@ -83,7 +82,7 @@ def test_retry_returns_an_execution_that_succeeded_meanwhile(run_dag, sandbox, m
     assert "Job already completed successfully" in capfd.readouterr().out
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_retry_after_a_failed_execution_starts_a_fresh_one(run_dag, sandbox, mode):
     sandbox.state.set_execution_outcome(WORKFLOW, "failed", "warehouse unavailable")
     result = run_dag(f"test_workflow_retry_after_failure_{mode}", workflow_id=WORKFLOW)
@@ -96,18 +95,18 @@ def test_retry_after_a_failed_execution_starts_a_fresh_one(run_dag, sandbox, mod
     assert len(set(keys)) == 2
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_fire_and_forget_returns_the_queued_execution(run_dag, sandbox, mode):
-    sandbox.state.set_timings(slow(running=60))
+    sandbox.state.set_timings(execution_running_for(running=60))
     result = run_dag(f"test_workflow_nowait_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "success"
     assert result.xcom("run")["status"] in ("queued", "running")
     assert len(executions_of(sandbox)) == 1
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_execution_timeout_cancels_before_airflow_kills_the_task(run_dag, sandbox, mode, capfd):
-    sandbox.state.set_timings(slow(running=60))
+    sandbox.state.set_timings(execution_running_for(running=60))
     result = run_dag(f"test_workflow_execution_timeout_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "failed"
     [execution] = executions_of(sandbox)

@@ -11,15 +11,14 @@ from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from tests.support.fixtures import make_config
-
-MODES = ["poll", "defer"]
+from tests.support.names import WAIT_MODES
 
 
 def first_dashboard(sandbox) -> str:
     return sandbox.state.dashboards()[0]["id"]
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 @pytest.mark.parametrize("file_format", ["pdf", "csv"])
 def test_generate_then_download_to_a_folder(run_dag, sandbox, tmp_path, mode, file_format):
     result = run_dag(
@@ -37,7 +36,7 @@ def test_generate_then_download_to_a_folder(run_dag, sandbox, tmp_path, mode, fi
     assert len(sandbox.state.reports()) == 1
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_failed_report_fails_the_task_and_downloads_nothing(run_dag, sandbox, tmp_path, mode):
     sandbox.state.set_report_outcome("failed")
     result = run_dag(f"test_report_{mode}", dashboard_id=first_dashboard(sandbox), folder=str(tmp_path))
@@ -45,7 +44,7 @@ def test_failed_report_fails_the_task_and_downloads_nothing(run_dag, sandbox, tm
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", WAIT_MODES)
 def test_download_waits_for_a_report_still_being_generated(run_dag, sandbox, tmp_path, mode):
     sandbox.state.set_timings(Timings(report_pending=0.2, report_generating=1.5))
     with AnalyticsClient(make_config(sandbox)) as client:

@@ -8,7 +8,7 @@ import pytest
 
 from airflow_provider_analytics.sandbox.config import Timings
 
-MODES = ["poke", "reschedule", "defer"]
+SENSOR_MODES = ["poke", "reschedule", "defer"]
 
 
 def source_and_threshold(sandbox) -> tuple[str, str]:
@@ -17,7 +17,7 @@ def source_and_threshold(sandbox) -> tuple[str, str]:
     return source, threshold
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SENSOR_MODES)
 def test_succeeds_once_a_sync_after_the_threshold_completed(run_dag, sandbox, mode):
     sandbox.state.set_timings(Timings(sync_pending=0.3, sync_running=0.7))
     source, threshold = source_and_threshold(sandbox)
@@ -29,7 +29,7 @@ def test_succeeds_once_a_sync_after_the_threshold_completed(run_dag, sandbox, mo
     assert status["last_synced_at"] >= threshold.replace("+00:00", "")
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SENSOR_MODES)
 def test_a_stale_synced_status_is_not_enough(run_dag, sandbox, mode):
     # Seeded sources read "synced" but last synced a day ago: the gate must hold until it times out.
     source, threshold = source_and_threshold(sandbox)
@@ -37,7 +37,7 @@ def test_a_stale_synced_status_is_not_enough(run_dag, sandbox, mode):
     assert result.states == {"wait_for_sync": "failed"}
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SENSOR_MODES)
 @pytest.mark.parametrize(("suffix", "expected"), [("", "failed"), ("_soft", "skipped")])
 def test_a_failed_sync_after_the_threshold_ends_the_wait_at_once(run_dag, sandbox, mode, suffix, expected, capfd):
     source, threshold = source_and_threshold(sandbox)
@@ -49,7 +49,7 @@ def test_a_failed_sync_after_the_threshold_ends_the_wait_at_once(run_dag, sandbo
     assert sandbox.token not in output
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", SENSOR_MODES)
 def test_timeout_with_soft_fail_skips(run_dag, sandbox, mode):
     source, threshold = source_and_threshold(sandbox)
     result = run_dag(f"test_sync_{mode}_soft", data_source_id=source, synced_after=threshold)

@@ -11,8 +11,7 @@ import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.store import SandboxState
-
-EXECUTE = "/v1/workflows/wf_churn_scoring/execute"
+from tests.support.names import EXECUTE_PATH
 
 
 def ready_report_id(client: httpx.Client, state: SandboxState) -> str:
@@ -23,13 +22,13 @@ def ready_report_id(client: httpx.Client, state: SandboxState) -> str:
 
 def test_status_fault_answers_before_processing(client: httpx.Client, state: SandboxState) -> None:
     state.inject(Fault.status(503, method="POST", path="/execute$", retry_after=7))
-    failed = client.post(EXECUTE, json={})
+    failed = client.post(EXECUTE_PATH, json={})
     assert failed.status_code == 503
     assert failed.headers["retry-after"] == "7"
     assert failed.json()["error"]["type"] == "unavailable"
     assert failed.json()["error"]["request_id"] == failed.headers["x-request-id"]
     assert state.executions() == []
-    assert client.post(EXECUTE, json={}).status_code == 202
+    assert client.post(EXECUTE_PATH, json={}).status_code == 202
     assert [r.status for r in state.requests] == [503, 202]
 
 
@@ -56,10 +55,10 @@ def test_faults_match_method_path_and_count(client: httpx.Client, state: Sandbox
 def test_drop_raises_transport_error_and_creates_nothing(client: httpx.Client, state: SandboxState) -> None:
     state.inject(Fault.drop(method="POST"))
     with pytest.raises(httpx.TransportError):
-        client.post(EXECUTE, json={}, headers={"Idempotency-Key": "k"})
+        client.post(EXECUTE_PATH, json={}, headers={"Idempotency-Key": "k"})
     assert state.executions() == []
     assert state.requests[-1].status == 0
-    retried = client.post(EXECUTE, json={}, headers={"Idempotency-Key": "k"})
+    retried = client.post(EXECUTE_PATH, json={}, headers={"Idempotency-Key": "k"})
     assert retried.status_code == 202
     assert len(state.executions()) == 1
 
@@ -67,9 +66,9 @@ def test_drop_raises_transport_error_and_creates_nothing(client: httpx.Client, s
 def test_drop_after_processing_then_retry_replays(client: httpx.Client, state: SandboxState) -> None:
     state.inject(Fault.drop(method="POST", path="/execute$", after_processing=True))
     with pytest.raises(httpx.TransportError):
-        client.post(EXECUTE, json={"inputs": {"a": 1}}, headers={"Idempotency-Key": "once"})
+        client.post(EXECUTE_PATH, json={"inputs": {"a": 1}}, headers={"Idempotency-Key": "once"})
     (created,) = state.executions()
-    retried = client.post(EXECUTE, json={"inputs": {"a": 1}}, headers={"Idempotency-Key": "once"})
+    retried = client.post(EXECUTE_PATH, json={"inputs": {"a": 1}}, headers={"Idempotency-Key": "once"})
     assert retried.status_code == 202
     assert retried.json()["id"] == created["id"]
     assert len(state.executions()) == 1

@@ -12,8 +12,8 @@ import pytest
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sandbox.store import SandboxState
+from tests.support.names import EXECUTE_PATH
 
-EXECUTE = "/v1/workflows/wf_churn_scoring/execute"
 # Headers uvicorn puts on every answer, whatever the fault says.
 SERVER_HEADERS = {"date", "server"}
 
@@ -60,7 +60,7 @@ def test_respond_sends_exactly_its_status_headers_and_body(client: httpx.Client,
 
 def test_respond_answers_before_auth_and_processing(analytics_sandbox: SandboxServer, state: SandboxState) -> None:
     state.inject(Fault.respond(200, headers={"Content-Type": "application/json"}, body=b'{"id": "ex_fake"}'))
-    response = httpx.post(f"{analytics_sandbox.base_url}{EXECUTE}", json={})  # no token at all
+    response = httpx.post(f"{analytics_sandbox.base_url}{EXECUTE_PATH}", json={})  # no token at all
     assert (response.status_code, response.json()) == (200, {"id": "ex_fake"})
     assert state.executions() == []
 

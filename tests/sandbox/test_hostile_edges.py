@@ -11,8 +11,7 @@ import pytest
 from airflow_provider_analytics.sandbox.faults import Fault, FaultQueue
 from airflow_provider_analytics.sandbox.hostile import accepts_gzip
 from airflow_provider_analytics.sandbox.store import SandboxState
-
-EXECUTE = "/v1/workflows/wf_churn_scoring/execute"
+from tests.support.names import EXECUTE_PATH
 
 
 @pytest.mark.parametrize(
@@ -23,8 +22,8 @@ def test_a_rewritten_idempotent_answer_is_stored_and_replayed(
 ) -> None:
     state.inject(fault)
     key = {"Idempotency-Key": "edge-1"}
-    first = client.post(EXECUTE, json={}, headers=key)
-    again = client.post(EXECUTE, json={}, headers=key)  # not 409 "still being processed"
+    first = client.post(EXECUTE_PATH, json={}, headers=key)
+    again = client.post(EXECUTE_PATH, json={}, headers=key)  # not 409 "still being processed"
     assert (first.status_code, again.status_code) == (202, 202)
     assert again.headers["idempotent-replayed"] == "true"
     assert again.json()["id"] == first.json()["id"]
@@ -35,9 +34,9 @@ def test_a_rewritten_idempotent_answer_is_stored_and_replayed(
 
 def test_a_rewrite_applies_to_a_replayed_answer(client: httpx.Client, state: SandboxState) -> None:
     key = {"Idempotency-Key": "edge-2"}
-    first = client.post(EXECUTE, json={}, headers=key)
+    first = client.post(EXECUTE_PATH, json={}, headers=key)
     state.inject(Fault.gzip(force=True, method="POST"))
-    with client.stream("POST", EXECUTE, json={}, headers={**key, "Accept-Encoding": "identity"}) as response:
+    with client.stream("POST", EXECUTE_PATH, json={}, headers={**key, "Accept-Encoding": "identity"}) as response:
         raw = b"".join(response.iter_raw())
     assert response.headers["content-encoding"] == "gzip"
     assert response.headers["idempotent-replayed"] == "true"

@@ -23,8 +23,8 @@ from airflow_provider_analytics.wire.errors import (
 )
 from airflow_provider_analytics.wire.pagination import SyncPager
 from airflow_provider_analytics.wire.retry import RetryPolicy
+from tests.support.names import JSON_HEADERS
 
-JSON = {"Content-Type": "application/json"}
 NO_RETRY = RetryPolicy(max_retries=0)
 
 
@@ -68,7 +68,9 @@ def test_a_204_where_an_object_is_due_is_unexpected(api, sandbox):
 def test_an_oversized_body_stops_at_the_cap(api_factory, sandbox):
     api = api_factory(max_response_bytes=1 << 20)
     sandbox.state.inject(
-        Fault.stream(200, headers=JSON, prefix=b'{"data": ["', chunk=b"x" * 65536, chunk_count=4096, path="/v1/charts")
+        Fault.stream(
+            200, headers=JSON_HEADERS, prefix=b'{"data": ["', chunk=b"x" * 65536, chunk_count=4096, path="/v1/charts"
+        )
     )
     with pytest.raises(ResponseTooLargeError, match="over 1048576 bytes"):
         api.call(endpoints.list_charts())
@@ -77,7 +79,9 @@ def test_an_oversized_body_stops_at_the_cap(api_factory, sandbox):
 def test_an_oversized_error_body_stops_at_the_cap(api_factory, sandbox):
     api = api_factory(max_response_bytes=1 << 20, retry=NO_RETRY)
     sandbox.state.inject(
-        Fault.stream(500, headers=JSON, prefix=b'{"error": "', chunk=b"x" * 65536, chunk_count=4096, path="/v1/charts")
+        Fault.stream(
+            500, headers=JSON_HEADERS, prefix=b'{"error": "', chunk=b"x" * 65536, chunk_count=4096, path="/v1/charts"
+        )
     )
     # Read no further than the cap, and keep the status's own error (a 500 is a ServerError, retryable).
     with pytest.raises(ServerError, match="HTTP 500 with an empty body"):
@@ -87,7 +91,9 @@ def test_an_oversized_error_body_stops_at_the_cap(api_factory, sandbox):
 def test_a_gzip_bomb_stops_at_the_cap(api, sandbox):
     bomb = _bomb(256 << 20)
     assert len(bomb) < 1 << 20
-    sandbox.state.inject(Fault.respond(200, headers={**JSON, "Content-Encoding": "gzip"}, body=bomb, path="/v1/charts"))
+    sandbox.state.inject(
+        Fault.respond(200, headers={**JSON_HEADERS, "Content-Encoding": "gzip"}, body=bomb, path="/v1/charts")
+    )
     with pytest.raises(ResponseTooLargeError):
         api.call(endpoints.list_charts())
 
@@ -102,14 +108,18 @@ def test_an_honestly_compressed_answer_is_read(api, sandbox):
 @pytest.mark.parametrize("coding", ["br", "gzip, gzip", "compress"])
 def test_a_coding_the_client_did_not_offer_is_unexpected(api, sandbox, coding):
     body = gzip.compress(json.dumps({"data": []}).encode())
-    sandbox.state.inject(Fault.respond(200, headers={**JSON, "Content-Encoding": coding}, body=body, path="/v1/charts"))
+    sandbox.state.inject(
+        Fault.respond(200, headers={**JSON_HEADERS, "Content-Encoding": coding}, body=body, path="/v1/charts")
+    )
     with pytest.raises(UnexpectedResponseError, match="content coding"):
         api.call(endpoints.list_charts())
 
 
 def test_a_corrupt_gzip_body_is_unexpected(api, sandbox):
     body = gzip.compress(b'{"data": []}')[:-12] + b"garbage-----"
-    sandbox.state.inject(Fault.respond(200, headers={**JSON, "Content-Encoding": "gzip"}, body=body, path="/v1/charts"))
+    sandbox.state.inject(
+        Fault.respond(200, headers={**JSON_HEADERS, "Content-Encoding": "gzip"}, body=body, path="/v1/charts")
+    )
     with pytest.raises(UnexpectedResponseError, match="does not decode"):
         api.call(endpoints.list_charts())
 
@@ -120,7 +130,14 @@ def test_a_corrupt_gzip_body_is_unexpected(api, sandbox):
 def test_a_trickling_body_ends_at_the_request_deadline(api_factory, sandbox):
     api = api_factory(timeout=1.0, retry=RetryPolicy(max_retries=1, backoff_initial=0.01, backoff_max=0.01))
     trickle = Fault.stream(
-        200, headers=JSON, prefix=b'{"data": [', chunk=b" ", chunk_count=120, interval=0.25, suffix=b"]}", times=2
+        200,
+        headers=JSON_HEADERS,
+        prefix=b'{"data": [',
+        chunk=b" ",
+        chunk_count=120,
+        interval=0.25,
+        suffix=b"]}",
+        times=2,
     )
     sandbox.state.inject(trickle)
     started = time.monotonic()
@@ -134,14 +151,18 @@ def test_a_trickling_body_ends_at_the_request_deadline(api_factory, sandbox):
 
 
 def test_deeply_nested_json_is_a_typed_error(api, sandbox):
-    sandbox.state.inject(Fault.respond(200, headers=JSON, body="[" * 200_000 + "]" * 200_000, path="/v1/charts"))
+    sandbox.state.inject(
+        Fault.respond(200, headers=JSON_HEADERS, body="[" * 200_000 + "]" * 200_000, path="/v1/charts")
+    )
     with pytest.raises(UnexpectedResponseError, match="not JSON"):
         api.call(endpoints.list_charts())
 
 
 def test_deeply_nested_json_in_an_error_body_keeps_the_status(api, sandbox):
     body = '{"error": ' + "[" * 200_000 + "]" * 200_000 + "}"
-    sandbox.state.inject(Fault.respond(400, headers={**JSON, "X-Request-Id": "req_deep"}, body=body, path="/v1/charts"))
+    sandbox.state.inject(
+        Fault.respond(400, headers={**JSON_HEADERS, "X-Request-Id": "req_deep"}, body=body, path="/v1/charts")
+    )
     with pytest.raises(InvalidRequestError) as caught:
         api.call(endpoints.list_charts())
     assert caught.value.request_id == "req_deep"
@@ -153,7 +174,9 @@ def test_deeply_nested_json_in_an_error_body_keeps_the_status(api, sandbox):
 )
 def test_an_error_of_the_wrong_shape_is_still_typed(api, sandbox, error, message):
     body = json.dumps({"error": error})
-    sandbox.state.inject(Fault.respond(404, headers={**JSON, "X-Request-Id": "req_odd"}, body=body, path="/v1/charts"))
+    sandbox.state.inject(
+        Fault.respond(404, headers={**JSON_HEADERS, "X-Request-Id": "req_odd"}, body=body, path="/v1/charts")
+    )
     with pytest.raises(NotFoundError, match=message) as caught:
         api.call(endpoints.list_charts())
     assert caught.value.request_id == "req_odd"
@@ -161,7 +184,7 @@ def test_an_error_of_the_wrong_shape_is_still_typed(api, sandbox, error, message
 
 def test_platform_text_is_one_bounded_line(api, sandbox):
     error = {"type": "internal", "message": "line one\r\nFAKE LOG LINE\x1b[31m" + "y" * 5000}
-    sandbox.state.inject(Fault.respond(400, headers=JSON, body=json.dumps({"error": error}), path="/v1/charts"))
+    sandbox.state.inject(Fault.respond(400, headers=JSON_HEADERS, body=json.dumps({"error": error}), path="/v1/charts"))
     with pytest.raises(InvalidRequestError) as caught:
         api.call(endpoints.list_charts())
     text = str(caught.value)
@@ -171,14 +194,18 @@ def test_platform_text_is_one_bounded_line(api, sandbox):
 
 @pytest.mark.parametrize("value", ["²", "-1", "1e9", "soon", "99999999999999999999"])
 def test_an_odd_retry_after_falls_back_to_backoff(api, sandbox, value):
-    sandbox.state.inject(Fault.respond(429, headers={**JSON, "Retry-After": value}, body="{}", path="/v1/charts"))
+    sandbox.state.inject(
+        Fault.respond(429, headers={**JSON_HEADERS, "Retry-After": value}, body="{}", path="/v1/charts")
+    )
     assert isinstance(api.call(endpoints.list_charts()), list)
     assert len(api.sleeps) == 1
     assert api.sleeps[0] <= 0.05  # the test policy's backoff, not the header
 
 
 def test_a_retry_after_past_the_cap_is_a_rate_limit_error(api, sandbox):
-    sandbox.state.inject(Fault.respond(429, headers={**JSON, "Retry-After": "3600"}, body="{}", path="/v1/charts"))
+    sandbox.state.inject(
+        Fault.respond(429, headers={**JSON_HEADERS, "Retry-After": "3600"}, body="{}", path="/v1/charts")
+    )
     with pytest.raises(RateLimitedError):
         api.call(endpoints.list_charts())
 
@@ -195,7 +222,7 @@ def test_a_retry_after_past_the_cap_is_a_rate_limit_error(api, sandbox):
 def test_a_resource_of_the_wrong_shape_is_unexpected(api, sandbox, body, problem):
     path = "/v1/workflows/wf_1/executions/ex_1"
     sandbox.state.inject(
-        Fault.respond(200, headers={**JSON, "X-Request-Id": "req_shape"}, body=json.dumps(body), path=path)
+        Fault.respond(200, headers={**JSON_HEADERS, "X-Request-Id": "req_shape"}, body=json.dumps(body), path=path)
     )
     with pytest.raises(UnexpectedResponseError, match=problem) as caught:
         api.call(endpoints.get_execution("wf_1", "ex_1"))
