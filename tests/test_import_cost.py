@@ -11,9 +11,8 @@ import textwrap
 
 import pytest
 
+from tests.support.names import SERVER_STACK
 from tests.support.probes import printed_result, run_without_connection
-
-SERVER_STACK = ("fastapi", "uvicorn", "starlette")
 
 _PROBE = textwrap.dedent(
     """

@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 
 from airflow_provider_analytics.provider_info import get_provider_info
+from tests.support.names import DISTRIBUTION
 from tests.support.probes import run_without_connection
 
-DISTRIBUTION = "airflow-provider-analytics"
 # The connection form's standard fields (airflow.api_fastapi ... HookMetaService._make_standard_fields, plus extra).
 STANDARD_FIELDS = {"description", "host", "port", "login", "password", "schema", "extra"}
 

@@ -1,6 +1,11 @@
-"""Names the tests share: the connection's environment variable, seeded sandbox ids, common headers."""
+"""Names the tests share: the distribution, the connection's environment variable, seeded sandbox ids, common
+headers, the sandbox server's own dependencies."""
 
 from __future__ import annotations
+
+DISTRIBUTION = "airflow-provider-analytics"
+# What the sandbox server imports; a DAG file or a worker must never pay for them.
+SERVER_STACK = ("fastapi", "uvicorn", "starlette")
 
 # Where Airflow looks up ``analytics_default``; the ``sandbox`` fixture points it at the sandbox.
 CONN_ENV = "AIRFLOW_CONN_ANALYTICS_DEFAULT"

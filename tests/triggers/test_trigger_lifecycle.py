@@ -32,33 +32,33 @@ def _execution_trigger(execution_id: str, **kwargs: Any) -> ExecutionTrigger:
 
 
 @pytest.fixture
-def slow(sandbox: SandboxServer) -> SandboxServer:
+def slow_sandbox(sandbox: SandboxServer) -> SandboxServer:
     sandbox.state.set_timings(SLOW)
     return sandbox
 
 
-def test_on_kill_cancels_the_execution(slow: SandboxServer, hook: AnalyticsHook) -> None:
+def test_on_kill_cancels_the_execution(slow_sandbox: SandboxServer, hook: AnalyticsHook) -> None:
     execution = hook.execute_workflow(WORKFLOW)
     asyncio.run(_execution_trigger(execution["id"], cancel_on_kill=True).on_kill())
-    assert execution_view(slow, execution["id"])["status"] == "cancelled"
-    assert _cancels(slow) == [execution_path(WORKFLOW, execution["id"]) + "/cancel"]
+    assert execution_view(slow_sandbox, execution["id"])["status"] == "cancelled"
+    assert _cancels(slow_sandbox) == [execution_path(WORKFLOW, execution["id"]) + "/cancel"]
 
 
-def test_on_kill_cancels_the_report(slow: SandboxServer, hook: AnalyticsHook) -> None:
+def test_on_kill_cancels_the_report(slow_sandbox: SandboxServer, hook: AnalyticsHook) -> None:
     report = hook.generate_report(["db_sales"], "pdf")
     asyncio.run(ReportTrigger(report_id=report["id"], poll_interval=0.1, cancel_on_kill=True).on_kill())
-    view = report_view(slow, report["id"])
+    view = report_view(slow_sandbox, report["id"])
     assert view["status"] == "failed"
     assert view["error"]["type"] == "cancelled"
-    assert _cancels(slow) == [f"/v1/reports/{report['id']}/cancel"]
+    assert _cancels(slow_sandbox) == [f"/v1/reports/{report['id']}/cancel"]
 
 
-def test_on_kill_without_cancel_on_kill_sends_nothing(slow: SandboxServer, hook: AnalyticsHook) -> None:
+def test_on_kill_without_cancel_on_kill_sends_nothing(slow_sandbox: SandboxServer, hook: AnalyticsHook) -> None:
     execution = hook.execute_workflow(WORKFLOW)
-    before = len(slow.state.requests)
+    before = len(slow_sandbox.state.requests)
     asyncio.run(_execution_trigger(execution["id"]).on_kill())
-    assert len(slow.state.requests) == before
-    assert execution_view(slow, execution["id"])["status"] in ("queued", "running")
+    assert len(slow_sandbox.state.requests) == before
+    assert execution_view(slow_sandbox, execution["id"])["status"] in ("queued", "running")
 
 
 def test_on_kill_of_finished_work_is_quiet(sandbox: SandboxServer, hook: AnalyticsHook) -> None:
@@ -68,22 +68,24 @@ def test_on_kill_of_finished_work_is_quiet(sandbox: SandboxServer, hook: Analyti
     assert execution_view(sandbox, execution["id"])["status"] == "succeeded"
 
 
-def test_a_triggerer_restart_cancels_nothing(slow: SandboxServer, hook: AnalyticsHook) -> None:
+def test_a_triggerer_restart_cancels_nothing(slow_sandbox: SandboxServer, hook: AnalyticsHook) -> None:
     """A restart cancels the run() task and calls cleanup(); the remote work must go on."""
     execution = hook.execute_workflow(WORKFLOW)
     trigger = _execution_trigger(execution["id"], cancel_on_kill=True, deadline=soon(30))
 
     async def restart() -> None:
         task = asyncio.ensure_future(_first_event(trigger))
-        await _until(lambda: any(r.path == execution_path(WORKFLOW, execution["id"]) for r in slow.state.requests))
+        await _until(
+            lambda: any(r.path == execution_path(WORKFLOW, execution["id"]) for r in slow_sandbox.state.requests)
+        )
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         await trigger.cleanup()
 
     asyncio.run(restart())
-    assert _cancels(slow) == []
-    assert execution_view(slow, execution["id"])["status"] in ("queued", "running")
+    assert _cancels(slow_sandbox) == []
+    assert execution_view(slow_sandbox, execution["id"])["status"] in ("queued", "running")
 
 
 async def _until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
