@@ -1,6 +1,8 @@
 """``python -m airflow_provider_analytics.sandbox``: run a sandbox until interrupted.
 
 Prints the Airflow connection for it (as JSON, and as an ``export`` line for a shell) on start.
+Without the ``sandbox`` extra it prints what to install and exits with status 2, so the server's
+modules are imported only once the extra is known to be there.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import sys
 import threading
 from collections.abc import Sequence
 from types import FrameType
+from typing import TYPE_CHECKING
 
-from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
-from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.sandbox import SandboxDependencyError, require_dependencies
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.sandbox.config import Timings
 
 DEFAULT_PORT = 8765
 
@@ -94,6 +99,8 @@ def _port(text: str) -> int:
 
 def _timings(options: argparse.Namespace) -> Timings:
     """The speed's timings, with any durations given on the command line (a fifth in the first state)."""
+    from airflow_provider_analytics.sandbox.config import Timings
+
     timings = Timings.fast() if options.speed == "fast" else Timings.demo()
     if options.auto_sync is not None:
         timings = dataclasses.replace(timings, auto_sync_interval=options.auto_sync or None)
@@ -114,6 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     :param argv: command-line arguments (default: ``sys.argv[1:]``).
     """
     options = _parser().parse_args(argv)
+    try:
+        require_dependencies()
+    except SandboxDependencyError as error:
+        print(error, file=sys.stderr)
+        return 2
+    from airflow_provider_analytics.sandbox.config import SandboxConfig
+    from airflow_provider_analytics.sandbox.server import SandboxServer
+
     server = SandboxServer(
         SandboxConfig(timings=_timings(options), seed=not options.no_seed), options.host, options.port
     )

@@ -2,6 +2,8 @@
 
 The plugin is loaded for every pytest run in an environment where the provider is installed, so it
 imports nothing heavy at module level: FastAPI and uvicorn are only imported when a fixture is used.
+Without the ``sandbox`` extra the plugin still loads; only a test that uses a fixture fails, with
+the line that says what to install.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ CONNECTION_ENV_VAR = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
 @pytest.fixture(scope="session")
 def analytics_sandbox_server() -> Iterator[SandboxServer]:
     """One sandbox server for the whole session, with fast timings, on a free loopback port."""
+    from airflow_provider_analytics.sandbox import SandboxDependencyError, require_dependencies
+
+    try:
+        require_dependencies()
+    except SandboxDependencyError as error:
+        pytest.fail(str(error), pytrace=False)
     from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
     from airflow_provider_analytics.sandbox.server import SandboxServer
 
