@@ -8,13 +8,13 @@ BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install lint typecheck pytest test demo e2e clean bench
+.PHONY: install lint typecheck pytest test demo e2e clean bench dist
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
-$(VENV)/.installed: pyproject.toml uv.lock | $(UV)
+$(VENV)/.installed: pyproject.toml uv.lock airflow_provider_analytics/__init__.py | $(UV)
 	$(UV) sync --frozen --python $(PYTHON)
 	touch $@
 
@@ -51,6 +51,11 @@ bench: install
 	$(BIN)/python bench/imports.py
 	$(BIN)/python bench/download.py
 	$(BIN)/python bench/triggerer.py --quick
+
+# The sdist and the wheel in dist/, checked: metadata, contents, and clean installs without and with the
+# sandbox extra (tools/dist_check.py). About 2 minutes; the first run downloads Airflow.
+dist: | $(UV)
+	$(PYTHON) tools/dist_check.py --uv $(UV)
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache

@@ -1,3 +1,3 @@
 """Apache Airflow provider for the Analytics Platform REST API (/v1)."""
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"

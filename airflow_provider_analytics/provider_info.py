@@ -20,7 +20,7 @@ def get_provider_info() -> dict[str, Any]:
         "name": "Analytics Platform",
         "description": "Hooks, operators, sensors and triggers for the Analytics Platform REST API (/v1).",
         "state": "ready",
-        "source-date-epoch": 1795225200,
+        "source-date-epoch": 1795392000,  # when this release was prepared; make dist builds with it
         "versions": [__version__],
         "integrations": [
             {
