@@ -16,23 +16,12 @@ from typing import Any, ClassVar
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
+from airflow_provider_analytics.triggers.polling import TRANSIENT_ERRORS, PlatformPoller
 from airflow_provider_analytics.triggers.wait_events import EventStatus, Outcome, WaitKind, wait_event
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.deadline import call_deadline
-from airflow_provider_analytics.wire.errors import (
-    AnalyticsError,
-    AnalyticsTransportError,
-    ConflictError,
-    RateLimitedError,
-    ServerError,
-    UnauthenticatedError,
-)
+from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 
-# Still failing after the client's own retries: keep polling until the deadline rather than failing the
-# task over an outage the platform will recover from.
-TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
-# The least time one poll gets, even when the deadline is closer (or past, after a triggerer restart).
-LAST_LOOK_SECONDS = 1.0
 # How long a kill may spend cancelling the remote work before it gives up (and logs that it did).
 ON_KILL_SECONDS = 30.0
 __all__ = ["TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
@@ -108,29 +97,17 @@ class AnalyticsPollTrigger(BaseTrigger):
         async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
             resource: Mapping[str, Any] | None = None
             last_status: object = None
-            reloaded = False
+            poller = PlatformPoller(hook, self.log, f"{self.kind} {self.target}")
             await self._stagger_start()
             while True:
-                remaining = None if self.deadline is None else self.deadline - time.time()
                 try:
                     # A poll gets the time left, but at least a last short look once the deadline is near.
-                    with call_deadline(None if remaining is None else max(remaining, LAST_LOOK_SECONDS)):
-                        resource = await self.fetch(hook)
-                except TRANSIENT_ERRORS as exc:
-                    self.log.warning("Polling %s %s failed, will poll again: %s", self.kind, self.target, exc)
-                except UnauthenticatedError as exc:
-                    # A rotated token: read the connection again once, and go on if it changed.
-                    if reloaded or not await hook.reload_connection():
-                        yield self._event("error", resource, f"polling {self.kind} {self.target} failed: {exc}")
-                        return
-                    reloaded = True
-                    self.log.info("The token was refused; using the connection as it reads now")
-                    continue
+                    fetched = await poller.poll(self.fetch, self.deadline)
                 except AnalyticsError as exc:
                     yield self._event("error", resource, f"polling {self.kind} {self.target} failed: {exc}")
                     return
-                else:
-                    reloaded = False
+                if fetched is not None:
+                    resource = fetched
                     outcome = self.outcome(resource)
                     if outcome is not None:
                         yield self._event(outcome, resource, f"{self.kind} is {resource.get('status')}")

@@ -1,0 +1,81 @@
+"""One poll of the platform, made the same way by every trigger: the waits in ``base.py`` and the watchers.
+
+A poll is bounded by a deadline (``call_deadline``, retries included); an outage the client's own retries
+did not outlast is logged and left for the next poll; a refused token makes the trigger read its connection
+once more (a rotated token), and only a second refusal, or any other API error, is the caller's to handle.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook
+from airflow_provider_analytics.wire.deadline import call_deadline
+from airflow_provider_analytics.wire.errors import (
+    AnalyticsTransportError,
+    RateLimitedError,
+    ServerError,
+    UnauthenticatedError,
+)
+
+# Still failing after the client's own retries: poll again later rather than give up over an outage the
+# platform will recover from.
+TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
+# The least time one poll gets, even when the deadline is closer (or past, after a triggerer restart).
+LAST_LOOK_SECONDS = 1.0
+
+Fetched = TypeVar("Fetched")
+__all__ = ["LAST_LOOK_SECONDS", "TRANSIENT_ERRORS", "PlatformPoller"]
+
+
+class _Log(Protocol):
+    # What a poll logs through: a trigger's ``self.log`` (Airflow's logger type differs by release).
+    def info(self, msg: Any, /, *args: Any) -> Any: ...
+    def warning(self, msg: Any, /, *args: Any) -> Any: ...
+
+
+class PlatformPoller:
+    """Makes the polls of one trigger on one hook, remembering whether the connection was just re-read.
+
+    :param hook: the trigger's async hook (its client lives as long as the trigger runs).
+    :param log: the trigger's logger.
+    :param what: how log lines name what is polled, e.g. ``execution {'execution_id': 'ex_1'}``.
+    """
+
+    def __init__(self, hook: AnalyticsAsyncHook, log: _Log, what: str) -> None:
+        self.hook = hook
+        self.log = log
+        self.what = what
+        # Set after a re-read connection, cleared by the next answer: a token refused again right after a
+        # re-read is final, not a reason to re-read in a loop.
+        self._reloaded = False
+
+    async def poll(
+        self, fetch: Callable[[AnalyticsAsyncHook], Awaitable[Fetched]], deadline: float | None = None
+    ) -> Fetched | None:
+        """Fetch once; ``None`` when a transient error (logged as a warning) leaves it to the next poll.
+
+        :param fetch: the request, given the hook.
+        :param deadline: epoch seconds by which the poll ends (at least ``LAST_LOOK_SECONDS`` from now);
+            ``None`` leaves it to the client's own timeouts and retries.
+        :raises AnalyticsError: a permanent error (404, 403, a malformed answer, ...), or a 401 that a
+            re-read connection did not cure.
+        """
+        while True:
+            remaining = None if deadline is None else deadline - time.time()
+            try:
+                with call_deadline(None if remaining is None else max(remaining, LAST_LOOK_SECONDS)):
+                    fetched = await fetch(self.hook)
+            except TRANSIENT_ERRORS as exc:
+                self.log.warning("Polling %s failed, will poll again: %s", self.what, exc)
+                return None
+            except UnauthenticatedError:
+                if self._reloaded or not await self.hook.reload_connection():
+                    raise
+                self._reloaded = True
+                self.log.info("The token was refused; using the connection as it reads now")
+                continue
+            self._reloaded = False
+            return fetched
