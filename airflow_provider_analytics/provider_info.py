@@ -60,6 +60,7 @@ def get_provider_info() -> dict[str, Any]:
                     "airflow_provider_analytics.triggers.executions",
                     "airflow_provider_analytics.triggers.reports",
                     "airflow_provider_analytics.triggers.data_sources",
+                    "airflow_provider_analytics.triggers.asset_events",
                 ],
             }
         ],

@@ -36,8 +36,8 @@ def test_example_dags_parse_offline():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert (
-        "['analytics_dashboards_as_code', 'analytics_fire_and_forget', 'analytics_sync_report_download', "
-        "'analytics_workflow_outputs']" in result.stdout
+        "['analytics_dashboards_as_code', 'analytics_fire_and_forget', 'analytics_on_source_sync', "
+        "'analytics_sync_report_download', 'analytics_workflow_outputs']" in result.stdout
     )
 
 
@@ -50,7 +50,7 @@ RENDER = textwrap.dedent(
     from airflow.dag_processing.dagbag import DagBag
 
     class Ti:
-        def xcom_pull(self, task_ids=None, key="return_value"):
+        def xcom_pull(self, task_ids=None, key="return_value", **kwargs):  # XComArgs also pass default=
             return {"id": "x_1", "created_at": "2026-11-23T10:00:00Z"}
 
     class Variables:
