@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from demo_events import show_event_driven_start
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / ".demo"
 BIN = Path(sys.executable).parent
@@ -117,6 +119,7 @@ def main() -> int:
         outcomes = run_dags(env)
         os.environ.update(env)
         ok = summarise() and all(code == 0 for _, code, _ in outcomes)
+        ok = show_event_driven_start(env, DEMO) and ok  # tools/demo_events.py
     finally:
         sandbox.terminate()
         sandbox.wait(timeout=10)
