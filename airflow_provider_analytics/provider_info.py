@@ -69,6 +69,15 @@ def get_provider_info() -> dict[str, Any]:
             "airflow_provider_analytics.operators.links.ReportLink",
             "airflow_provider_analytics.operators.links.DashboardLink",
         ],
+        # analytics://<host>/<kind>/<id>: Airflow checks and normalises such Assets with the handler; the
+        # OpenLineage provider names them as the operators' lineage does (docs/lineage.md).
+        "asset-uris": [
+            {
+                "schemes": ["analytics"],
+                "handler": "airflow_provider_analytics.lineage.uris.normalize_uri",
+                "to_openlineage_converter": "airflow_provider_analytics.lineage.uris.convert_asset_to_openlineage",
+            }
+        ],
         "connection-types": [
             {
                 "connection-type": "analytics",

@@ -14,6 +14,7 @@ from typing import Any
 from airflow.sdk import BaseOperator, Context
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
+from airflow_provider_analytics.lineage.recording import LineageRecorder
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
@@ -98,7 +99,7 @@ class HookOwner:
         return AnalyticsHook(analytics_conn_id=self.analytics_conn_id)  # type: ignore[attr-defined]
 
 
-class AnalyticsBaseOperator(HookOwner, BaseOperator):
+class AnalyticsBaseOperator(LineageRecorder, HookOwner, BaseOperator):
     """Base for this provider's operators; the hook is built on first use, never at DAG parse time.
 
     :param analytics_conn_id: the Airflow connection of type ``analytics``.

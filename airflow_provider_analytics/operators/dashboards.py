@@ -40,6 +40,15 @@ class _DashboardOperator(AnalyticsBaseOperator):
         self.log.info("Dashboard %s (%s) is at version %s", dashboard.get("id"), self.name, dashboard.get("version"))
         return dict(dashboard)
 
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the charts of the layout read, the dashboard written (docs/lineage.md).
+
+        :param task_instance: the finished task instance.
+        """
+        from airflow_provider_analytics.lineage.reporting import lineage_for
+
+        return lineage_for(self, task_instance, "dashboard")
+
 
 class CreateDashboardOperator(_DashboardOperator):
     """Create a dashboard; returns it. A retried task gets the first creation back instead of a duplicate.

@@ -37,3 +37,12 @@ class ConnectDataSourceOperator(AnalyticsBaseOperator):
         )
         self.log.info("Connected data source %s (%s, %s)", source.get("id"), self.name, self.type)
         return dict(source)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the data source connected (docs/lineage.md).
+
+        :param task_instance: the finished task instance.
+        """
+        from airflow_provider_analytics.lineage.reporting import lineage_for
+
+        return lineage_for(self, task_instance, "connect_data_source")

@@ -95,6 +95,24 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
         context["ti"].xcom_push(key="report_id", value=external_id)
         ReportLink.persist(context, self.ui_link(f"reports/{external_id}"))
 
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the dashboards read, the report written, its status and format (docs/lineage.md).
+
+        :param task_instance: the finished task instance.
+        """
+        from airflow_provider_analytics.lineage.reporting import lineage_for
+
+        return lineage_for(self, task_instance, "generate_report")
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        """OpenLineage for a failed run: the report's id, status and error (docs/lineage.md).
+
+        :param task_instance: the failed task instance.
+        """
+        from airflow_provider_analytics.lineage.reporting import lineage_for
+
+        return lineage_for(self, task_instance, "generate_report", failed=True)
+
 
 class DownloadReportOperator(ReportWaiting):
     """Stream a report to a local path or any ``ObjectStoragePath`` URI; returns the written file's URI.
@@ -157,3 +175,12 @@ class DownloadReportOperator(ReportWaiting):
             if type(outlet).__name__ == "Asset":
                 context["outlet_events"][outlet].extra.update(result.to_dict())
         return result.uri
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the report read, the file written, its size and sha-256 (docs/lineage.md).
+
+        :param task_instance: the finished task instance.
+        """
+        from airflow_provider_analytics.lineage.reporting import lineage_for
+
+        return lineage_for(self, task_instance, "download_report")

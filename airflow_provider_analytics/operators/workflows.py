@@ -82,6 +82,24 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
         self.hook.cancel_execution(external_id["workflow_id"], external_id["execution_id"])
         return True
 
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the workflow it ran, the execution's ids, status, inputs and outputs (docs/lineage.md).
+
+        :param task_instance: the finished task instance.
+        """
+        from airflow_provider_analytics.lineage.reporting import lineage_for
+
+        return lineage_for(self, task_instance, "execute_workflow")
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        """OpenLineage for a failed run: the execution's ids, status and error (docs/lineage.md).
+
+        :param task_instance: the failed task instance.
+        """
+        from airflow_provider_analytics.lineage.reporting import lineage_for
+
+        return lineage_for(self, task_instance, "execute_workflow", failed=True)
+
 
 class CreateWorkflowOperator(AnalyticsBaseOperator):
     """Create a workflow; a retried task gets the first creation back instead of a duplicate.
@@ -109,3 +127,12 @@ class CreateWorkflowOperator(AnalyticsBaseOperator):
         )
         self.log.info("Workflow %s (%s) is ready", workflow.get("id"), workflow.get("name"))
         return dict(workflow)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the workflow created (docs/lineage.md).
+
+        :param task_instance: the finished task instance.
+        """
+        from airflow_provider_analytics.lineage.reporting import lineage_for
+
+        return lineage_for(self, task_instance, "create_workflow")
