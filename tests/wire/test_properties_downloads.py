@@ -125,11 +125,8 @@ def test_downloads_are_whole_and_verified_or_fail_typed(script: list[Answer]) ->
     """On success the file is exactly the announced length, hashed right, and matches every ``Repr-Digest``
     announced for the bytes it was made of (the last ``200`` answer and the ``206`` answers after it).
 
-    ``ReportStream.copy_to`` checks one answer's ``Repr-Digest`` only. It used to be the last answer's, so a
-    resumed ``206`` without one let a file through that did not match the first answer's digest; since
-    ed60157 it is the first answer's, so a ``206`` whose ``Repr-Digest`` (of the whole file, RFC 9530)
-    disagrees with the file is let through (``download.py``, ``copy_to``: ``self._headers`` is the first
-    answer's headers).
+    A resumed file is checked against the ``Repr-Digest`` of the answer it began with (ed60157) and of every
+    ``206`` that continued it (42df0ad): a ``206`` whose digest (of the whole file, RFC 9530) disagrees fails.
     """
     served: list[int] = []
 
