@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster import KEPT_LOGS, ROOT, Cluster, wait_for
+from events_check import event_driven_start
 
 EXAMPLES = ["analytics_workflow_outputs", "analytics_sync_report_download", "analytics_dashboards_as_code",
             "analytics_fire_and_forget"]  # fmt: skip
@@ -278,6 +279,7 @@ def main() -> int:
             deployment = Deployment(cluster)
             wait_for("the DAGs parsed", lambda: len(cluster.api("GET", "/api/v2/dags?limit=100")["dags"]) >= 6, 180, 2)
             examples_run_however_triggered(deployment, checks)
+            event_driven_start(deployment, checks)  # events_check.py: the event-driven example
             triggerer_restarts(deployment, checks)
             if args.executor == "local":
                 task_runner_killed(deployment, checks)
