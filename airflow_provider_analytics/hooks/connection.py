@@ -8,6 +8,7 @@ field to fix. No message repeats the token or the ``user:password@`` part of a U
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -72,7 +73,11 @@ def _url(conn: ConnectionLike, field: str, text: str, default_scheme: str | None
         parts = urlsplit(text)
     except ValueError:  # brackets that hold no IPv6 address
         raise _bad(conn, field, shape) from None
-    name = parts.hostname or ""  # an IPv6 address (the only name with ':') was checked by urlsplit
+    name = parts.hostname or ""
+    # Brackets must hold an IPv6 address (the only name with ':'). urlsplit checks that itself only from
+    # Python 3.11.4 on; before, "https://[zz]" parses with the host name "zz".
+    if "[" in parts.netloc and not _is_ipv6(name):
+        raise _bad(conn, field, shape)
     if parts.scheme not in ("http", "https") or not (":" in name or _HOST_NAME.fullmatch(name)):
         raise _bad(conn, field, shape)
     try:
@@ -82,6 +87,13 @@ def _url(conn: ConnectionLike, field: str, text: str, default_scheme: str | None
     if port == 0:
         raise _bad(conn, field, f"has a port that is not a number from 1 to 65535, got {text!r}")
     return parts
+
+
+def _is_ipv6(name: str) -> bool:
+    try:
+        return isinstance(ipaddress.ip_address(name), ipaddress.IPv6Address)
+    except ValueError:
+        return False
 
 
 def _port(conn: ConnectionLike) -> int | None:

@@ -90,7 +90,8 @@ class _Connection:
 
         :param seconds: how long.
         """
-        with contextlib.suppress(TimeoutError):
+        # asyncio.TimeoutError: on Python 3.10 wait_for raises it and it is not yet the builtin TimeoutError.
+        with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._gone.wait(), seconds)
 
     async def start(self, status: int, headers: RawHeaders) -> None:
