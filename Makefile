@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install lint typecheck pytest test demo e2e clean bench dist
+.PHONY: install lint typecheck pytest test test-compat demo e2e clean bench dist
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -31,6 +31,10 @@ pytest: install
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The suite on the other Python versions the README claims, one venv each under .compat/ (tools/compat.py).
+test-compat: install
+	$(BIN)/python tools/compat.py --uv $(UV)
 
 demo: install
 	$(BIN)/python tools/demo.py

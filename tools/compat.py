@@ -1,0 +1,259 @@
+"""``make test-compat``: the test suite on the Airflow and Python versions the README claims, beyond ``make test``.
+
+``make test`` runs the suite in ``.venv`` (Airflow 3.3.2 on the machine's Python 3.11, from ``uv.lock``).
+This script proves the rest of the support line in the README: each combination in :data:`MATRIX` gets
+its own virtualenv under ``.compat/``, the same ``pytest`` runs there, and a table of passed / failed /
+skipped counts is printed. It exits non-zero when any combination fails or cannot be set up.
+
+Resolution is reproducible: Airflow is pinned, every other package prefers its ``uv.lock`` version (the
+lock is exported as the starting point of ``uv pip compile``, which keeps a pin unless the pinned Airflow
+needs another version), and nothing uploaded after the newest file in ``uv.lock`` is considered. The
+resolved pins are kept in ``.compat/<combination>/requirements.txt`` for inspection.
+
+Interpreters come from the machine, never from a download (``UV_PYTHON_DOWNLOADS=never``): pyenv's
+builds (``$PYENV_ROOT/versions/X.Y.*``), then ``pythonX.Y`` on ``PATH`` or in ``/usr/bin``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPAT = ROOT / ".compat"
+# Airflow's own distributions: pinned per combination, so their uv.lock versions must not leak in.
+AIRFLOW_DISTRIBUTIONS = ("apache-airflow", "apache-airflow-core", "apache-airflow-task-sdk")
+LOG_TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class Combination:
+    """One Airflow release on one Python minor version.
+
+    :param airflow: the exact ``apache-airflow`` version to install.
+    :param python: the Python minor version, as ``"3.10"``.
+    """
+
+    airflow: str
+    python: str
+
+    @property
+    def name(self) -> str:
+        return f"airflow-{self.airflow}-py{self.python}"
+
+
+# The README's support line, edge to edge: its oldest and newest Python (``make test`` covers 3.11).
+# Airflow 3.1 and 3.2 are not claimed: see "Airflow and Python versions" in docs/deployment.md.
+MATRIX = (
+    Combination(airflow="3.3.2", python="3.10"),
+    Combination(airflow="3.3.2", python="3.13"),
+)
+
+
+@dataclass
+class Result:
+    """What one combination's run came to.
+
+    :param combination: the Airflow and Python it ran on.
+    :param passed: tests that passed.
+    :param failed: tests that failed, errors included.
+    :param skipped: tests skipped (on older releases: the missing Airflow feature is in each reason).
+    :param seconds: wall time of set-up and run.
+    :param problem: why the combination could not run at all, if it could not.
+    """
+
+    combination: Combination
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+    problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and self.failed == 0 and self.passed > 0
+
+
+class SetupError(Exception):
+    """A combination could not be prepared (no interpreter, unresolvable dependencies)."""
+
+
+def find_python(minor: str) -> Path:
+    """Return an interpreter of the given minor version that is on this machine.
+
+    :param minor: ``"3.10"`` and the like.
+    :raises SetupError: when none is found; the message says where it looked.
+    """
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    # Highest patch release first; a pyenv shim on PATH only works for the active version, so check each.
+    builds = sorted(
+        (pyenv_root / "versions").glob(f"{minor}.*/bin/python{minor}"),
+        key=lambda path: [int(part) for part in re.findall(r"\d+", path.parts[-3])],
+        reverse=True,
+    )
+    on_path = shutil.which(f"python{minor}")
+    candidates = [*builds, *([Path(on_path)] if on_path else []), Path(f"/usr/bin/python{minor}")]
+    for candidate in candidates:
+        if candidate.is_file() and _reports_version(candidate, minor):
+            return candidate
+    raise SetupError(
+        f"no Python {minor} here (looked in {pyenv_root}/versions, PATH and /usr/bin); install one "
+        f"(pyenv, or Debian's python{minor} where the release has it) or drop {minor} from the support claim"
+    )
+
+
+def _reports_version(interpreter: Path, minor: str) -> bool:
+    check = [str(interpreter), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+    answer = subprocess.run(check, capture_output=True, text=True, check=False)
+    return answer.returncode == 0 and answer.stdout.strip() == minor
+
+
+def newest_upload(lock: Path) -> str:
+    """The upload time just after the newest file in ``uv.lock``: nothing newer may enter a resolution.
+
+    :param lock: the project's ``uv.lock``.
+    """
+    times = re.findall(r'upload-time = "([^"]+)"', lock.read_text())
+    if not times:
+        raise SetupError(f"{lock} records no upload times; cannot bound the resolution")
+    newest = max(datetime.fromisoformat(stamp.replace("Z", "+00:00")) for stamp in times)
+    return (newest + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def locked_pins(uv: Path) -> str:
+    """``uv.lock`` as requirement lines (all groups, every Python), less Airflow's own distributions.
+
+    :param uv: the tools' uv binary.
+    """
+    export = _uv(uv, "export", "--frozen", "--no-hashes", "--no-emit-project", "--all-groups", "--no-header")
+    pattern = re.compile(rf"^({'|'.join(map(re.escape, AIRFLOW_DISTRIBUTIONS))})==", re.IGNORECASE)
+    return "".join(line + "\n" for line in export.splitlines() if not pattern.match(line))
+
+
+def prepare(combination: Combination, uv: Path, pins: str, exclude_newer: str) -> Path:
+    """Create or update the combination's virtualenv and return its Python.
+
+    :param combination: what to install.
+    :param uv: the tools' uv binary.
+    :param pins: :func:`locked_pins`' text, the preferred versions.
+    :param exclude_newer: the :func:`newest_upload` bound.
+    """
+    interpreter = find_python(combination.python)
+    folder = COMPAT / combination.name
+    folder.mkdir(parents=True, exist_ok=True)
+    venv_python = folder / "venv" / "bin" / "python"
+    if not venv_python.exists() or not _reports_version(venv_python, combination.python):
+        _uv(uv, "venv", "--quiet", "--clear", "--python", str(interpreter), str(folder / "venv"))
+    requested = folder / "requirements.in"
+    requested.write_text(f"apache-airflow=={combination.airflow}\n-e {ROOT}\n")
+    resolved = folder / "requirements.txt"
+    # An existing output file is uv's list of preferred versions: start each resolution from the lock.
+    resolved.write_text(pins)
+    # --no-config: the project's [tool.uv] pins Airflow 3.3.2 for .venv, which is exactly what varies here.
+    common = ("--no-config", "--python", str(venv_python), "--exclude-newer", exclude_newer)
+    dev_group = f"{ROOT / 'pyproject.toml'}:dev"  # the test tools `make test` uses
+    _uv(uv, "pip", "compile", "--quiet", *common, str(requested), "--group", dev_group, "--output-file", str(resolved))
+    _uv(uv, "pip", "sync", "--quiet", *common[:3], str(resolved))
+    return venv_python
+
+
+def _uv(uv: Path, *arguments: str) -> str:
+    answer = subprocess.run([str(uv), *arguments], cwd=ROOT, capture_output=True, text=True, check=False)
+    if answer.returncode != 0:
+        raise SetupError(f"uv {' '.join(arguments[:2])} failed:\n{answer.stderr.strip()}")
+    return answer.stdout
+
+
+def run_suite(combination: Combination, venv_python: Path, pytest_args: list[str]) -> Result:
+    """Run ``pytest`` (the same as ``make test``'s) with the combination's Python and count the outcomes.
+
+    :param combination: the combination being run.
+    :param venv_python: its virtualenv's interpreter.
+    :param pytest_args: extra arguments for pytest (a test selection, ``-x``...).
+    """
+    folder = COMPAT / combination.name
+    report, log = folder / "junit.xml", folder / "pytest.log"
+    report.unlink(missing_ok=True)
+    env = {**os.environ, "VIRTUAL_ENV": str(venv_python.parent.parent)}
+    env["PATH"] = f"{venv_python.parent}{os.pathsep}{env.get('PATH', '')}"  # tests that start `airflow`
+    command = [str(venv_python), "-m", "pytest", f"--junitxml={report}", *pytest_args]
+    with log.open("w") as output:
+        code = subprocess.run(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, check=False)
+    result = Result(combination)
+    if not report.exists():
+        result.problem = f"pytest exited {code.returncode} without a report; see {log.relative_to(ROOT)}"
+        return result
+    suite = ElementTree.parse(report).getroot()
+    suites = [suite] if suite.tag == "testsuite" else list(suite.iter("testsuite"))
+    for part in suites:
+        total, skipped = int(part.get("tests", 0)), int(part.get("skipped", 0))
+        failed = int(part.get("failures", 0)) + int(part.get("errors", 0))
+        result.passed += total - skipped - failed
+        result.failed += failed
+        result.skipped += skipped
+    if code.returncode != 0 and result.failed == 0:
+        result.problem = f"pytest exited {code.returncode}; see {log.relative_to(ROOT)}"
+    return result
+
+
+def print_table(results: list[Result]) -> None:
+    """Print one row per combination, then one closing line with the totals."""
+    print()
+    print(f"{'Airflow':<9} {'Python':<7} {'passed':>7} {'failed':>7} {'skipped':>8} {'time':>7}  result")
+    for result in results:
+        verdict = "ok" if result.ok else (result.problem or "FAILED").splitlines()[0]
+        where = f"{result.combination.airflow:<9} {result.combination.python:<7}"
+        counts = f"{result.passed:>7} {result.failed:>7} {result.skipped:>8} {result.seconds:>6.0f}s"
+        print(f"{where} {counts}  {verdict}")
+    print("(Airflow 3.3.2 on Python 3.11 is `make test`, in .venv)")
+    passed, failed = sum(r.passed for r in results), sum(r.failed for r in results)
+    print(f"compat: {passed} passed, {failed} failed, {sum(r.skipped for r in results)} skipped")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--uv", type=Path, default=ROOT / ".tools" / "bin" / "uv", help="the uv binary to use")
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="AIRFLOW/PYTHON", help="run only these, e.g. 3.1.8/3.10"
+    )
+    parser.add_argument("pytest_args", nargs="*", help="passed to pytest (after --), e.g. tests/operators -x")
+    options = parser.parse_args()
+    chosen = [c for c in MATRIX if not options.only or f"{c.airflow}/{c.python}" in options.only]
+    if not chosen:
+        parser.error(f"--only matches nothing in {[f'{c.airflow}/{c.python}' for c in MATRIX]}")
+    os.environ["UV_PYTHON_DOWNLOADS"] = "never"  # interpreters come from the machine, as in the Makefile
+    try:
+        pins, exclude_newer = locked_pins(options.uv), newest_upload(ROOT / "uv.lock")
+    except SetupError as error:
+        print(f"compat: {error}", file=sys.stderr)
+        return 2
+    results = []
+    for combination in chosen:
+        started = time.monotonic()
+        print(f"== Airflow {combination.airflow} on Python {combination.python}", flush=True)
+        try:
+            venv_python = prepare(combination, options.uv, pins, exclude_newer)
+            result = run_suite(combination, venv_python, options.pytest_args)
+        except SetupError as error:
+            result = Result(combination, problem=str(error))
+        result.seconds = time.monotonic() - started
+        if not result.ok:
+            log = COMPAT / combination.name / "pytest.log"
+            tail = log.read_text().splitlines()[-LOG_TAIL_LINES:] if log.exists() and not result.problem else []
+            print("\n".join([result.problem or "", *tail]).strip(), flush=True)
+        results.append(result)
+    print_table(results)
+    return 0 if all(result.ok for result in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
