@@ -220,7 +220,6 @@ class BaseAnalyticsClient:
 
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
-        self._random = random.Random()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.config.base_url!r}, workspace_id={self.config.workspace_id!r})"
@@ -281,7 +280,9 @@ class BaseAnalyticsClient:
             if isinstance(reply, httpx.TransportError):
                 error = self._transport_error(spec, reply)
                 reason = policy.retry_reason(retries_done=retries, idempotent=spec.idempotent, transport_error=True)
-                wait = None if reason is None else policy.backoff(retries, self._random.random())
+                # Jitter from the process-wide generator: a Random per client would cost each of a
+                # triggerer's thousands of waits 2.5 KB.
+                wait = None if reason is None else policy.backoff(retries, random.random())
                 reason = f"{reason}: {type(reply).__name__}"
             elif isinstance(reply, Answer):
                 response = reply.response
@@ -306,7 +307,7 @@ class BaseAnalyticsClient:
                 reason = policy.retry_reason(
                     retries_done=retries, idempotent=spec.idempotent, status=response.status_code
                 )
-                wait = None if reason is None else policy.wait_before_retry(retries, retry_after, self._random.random())
+                wait = None if reason is None else policy.wait_before_retry(retries, retry_after, random.random())
                 reason = f"{reason}, request id {getattr(error, 'request_id', None) or 'unknown'}"
             else:  # pragma: no cover - a driver bug, not a platform answer
                 raise TypeError(f"the transport driver sent {reply!r}")
