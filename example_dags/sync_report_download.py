@@ -7,7 +7,7 @@ not status). The report file lands in a local folder; for object storage use a U
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from airflow.sdk import DAG, Asset
 
@@ -43,6 +43,10 @@ with DAG(
         deferrable=True,
         poll_interval=2,
         timeout=1800,
+        # A retry reattaches to the report this task started (it never generates a second one), so retrying
+        # soon is safe; it also covers Airflow failing a task that resumes very quickly (docs/deployment.md).
+        retries=2,
+        retry_delay=timedelta(seconds=15),
     )
     download = DownloadReportOperator(
         task_id="download",
@@ -50,5 +54,7 @@ with DAG(
         destination=EXPORT_DIR + "/" + DAY + "/",
         overwrite=True,
         outlets=[sales_report_file],
+        retries=2,
+        retry_delay=timedelta(seconds=15),
     )
     warehouse_fresh >> generate >> download

@@ -6,7 +6,7 @@ and its ``outputs`` feed the next task. A retry of ``enrich`` never starts a sec
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from airflow.sdk import DAG, task
 
@@ -27,7 +27,8 @@ with DAG(
         deferrable=True,
         poll_interval=2,
         timeout=600,  # then the execution is cancelled and the task fails saying so
-        retries=2,
+        retries=2,  # a retry reattaches to the running execution instead of starting another
+        retry_delay=timedelta(seconds=15),
     )
 
     @task
