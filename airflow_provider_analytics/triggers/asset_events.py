@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Hashable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from airflow.sdk.exceptions import AirflowRuntimeError
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
@@ -27,6 +28,10 @@ DEFAULT_POLL_INTERVAL = 60.0
 POLL_BUDGET_FLOOR = 10.0
 # Shared-stream keys start with this, so they never equal another trigger class's keys.
 STREAM_KIND = "airflow_provider_analytics.data_source_sync"
+# What Airflow's asset state store raises when it cannot answer: an error response from the API server
+# (AirflowRuntimeError), a broken supervisor channel (OSError, EOFError), or an ambiguous store
+# (ValueError). The watcher logs it and tries again at the next poll; anything else is a bug to see.
+STORE_ERRORS = (AirflowRuntimeError, OSError, EOFError, ValueError)
 __all__ = ["DataSourceSyncedEventTrigger", "watermark_key"]
 
 
@@ -229,7 +234,7 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
                 value = await accessor.aget(key)
                 if isinstance(value, Mapping):
                     stored.append(value)
-        except Exception as exc:  # the store is Airflow's; whatever it raises, try again at the next poll
+        except STORE_ERRORS as exc:
             self.log.warning("Reading the watermark of %s failed, will try again: %s", self.data_source_id, exc)
             return _UNREAD
         if not stored:
@@ -245,7 +250,7 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
         try:
             for accessor in self._state_accessors():
                 await accessor.aset(key, {"last_synced_at": value})
-        except Exception as exc:  # see _read_watermark
+        except STORE_ERRORS as exc:
             self.log.warning("Recording the watermark of %s failed, will try again: %s", self.data_source_id, exc)
             return False
         self._watermark = value

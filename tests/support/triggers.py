@@ -109,3 +109,24 @@ def execution_view(sandbox: SandboxServer, execution_id: str) -> dict[str, Any]:
 
 def report_view(sandbox: SandboxServer, report_id: str) -> dict[str, Any]:
     return next(item for item in sandbox.state.reports() if item["id"] == report_id)
+
+
+def rebuilt_through_trigger_row(trigger: Any) -> Any:
+    """The paths Airflow really uses: serde at defer time, the encrypted ``Trigger`` row, then re-import.
+
+    Checks each step keeps the kwargs; returns the trigger rebuilt from the row.
+    """
+    from airflow.models.trigger import Trigger
+    from airflow.sdk.serde import deserialize, serialize
+
+    classpath, kwargs = trigger.serialize()
+    assert deserialize(serialize(kwargs)) == kwargs
+
+    row = Trigger.from_object(trigger)
+    assert row.classpath == classpath
+    assert row.encrypted_kwargs != json.dumps(kwargs)  # stored encrypted
+    assert row.kwargs == kwargs
+    module_name, _, class_name = row.classpath.rpartition(".")
+    rebuilt = getattr(importlib.import_module(module_name), class_name)(**row.kwargs)
+    assert rebuilt.serialize() == (classpath, kwargs)
+    return rebuilt

@@ -8,7 +8,6 @@ watcher and starts a new one. So the kwargs must come out the same on every pars
 
 from __future__ import annotations
 
-import importlib
 import json
 import runpy
 import subprocess
@@ -24,6 +23,7 @@ from airflow_provider_analytics.triggers.asset_events import DataSourceSyncedEve
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.names import DATA_SOURCE
+from tests.support.triggers import rebuilt_through_trigger_row
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_dags" / "analytics_on_source_sync.py"
 CLASSPATH = "airflow_provider_analytics.triggers.asset_events.DataSourceSyncedEventTrigger"
@@ -56,19 +56,7 @@ def test_kwargs_are_plain_json_in_a_fixed_order(trigger: DataSourceSyncedEventTr
 
 @pytest.mark.parametrize("trigger", WATCHERS)
 def test_round_trips_through_airflow_serde_and_the_trigger_row(trigger: DataSourceSyncedEventTrigger) -> None:
-    from airflow.models.trigger import Trigger
-    from airflow.sdk.serde import deserialize, serialize
-
-    classpath, kwargs = trigger.serialize()
-    assert deserialize(serialize(kwargs)) == kwargs
-
-    row = Trigger.from_object(trigger)
-    assert row.classpath == classpath
-    assert row.encrypted_kwargs != json.dumps(kwargs)  # stored encrypted
-    assert row.kwargs == kwargs
-    module_name, _, class_name = row.classpath.rpartition(".")
-    rebuilt = getattr(importlib.import_module(module_name), class_name)(**row.kwargs)
-    assert rebuilt.serialize() == (classpath, kwargs)
+    rebuilt = rebuilt_through_trigger_row(trigger)
     assert rebuilt.shared_stream_key() == trigger.shared_stream_key()
 
 

@@ -16,6 +16,7 @@ from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.names import DATA_SOURCE, WORKFLOW
+from tests.support.triggers import rebuilt_through_trigger_row
 
 TRIGGERS = [
     pytest.param(ExecutionTrigger(workflow_id=WORKFLOW, execution_id="ex_abc123", poll_interval=5), id="execution"),
@@ -83,19 +84,7 @@ def test_serialize_round_trips(trigger: AnalyticsPollTrigger) -> None:
 @pytest.mark.parametrize("trigger", TRIGGERS)
 def test_round_trips_through_airflow_serde_and_trigger_row(trigger: AnalyticsPollTrigger) -> None:
     """The paths Airflow really uses: serde at defer time, the encrypted ``Trigger`` row, then re-import."""
-    from airflow.models.trigger import Trigger
-    from airflow.sdk.serde import deserialize, serialize
-
-    classpath, kwargs = trigger.serialize()
-    assert deserialize(serialize(kwargs)) == kwargs
-
-    row = Trigger.from_object(trigger)
-    assert row.classpath == classpath
-    assert row.encrypted_kwargs != json.dumps(kwargs)  # stored encrypted
-    assert row.kwargs == kwargs
-    module_name, _, class_name = row.classpath.rpartition(".")
-    rebuilt = getattr(importlib.import_module(module_name), class_name)(**row.kwargs)
-    assert rebuilt.serialize() == (classpath, kwargs)
+    rebuilt_through_trigger_row(trigger)
 
 
 @pytest.mark.parametrize("synced_after", ["", "yesterday", "2026-11-21T10:00:00", "2026-11-21"])
