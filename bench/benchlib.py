@@ -133,7 +133,7 @@ def machine() -> str:
     with contextlib.suppress(OSError), open("/proc/cpuinfo") as info:
         cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
     versions = {name: metadata.version(name) for name in ("apache-airflow", "httpx")}
-    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         f"nproc {os.cpu_count()} ({cpu}), Python {platform.python_version()}, "
         f"Airflow {versions['apache-airflow']}, httpx {versions['httpx']}, {platform.system()} "
@@ -151,7 +151,7 @@ def make_tls(folder: Path) -> tuple[Path, Path, Path]:
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "bench CA")])
 

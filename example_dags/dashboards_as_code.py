@@ -10,7 +10,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from airflow_provider_analytics.operators.charts import CreateChartOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator

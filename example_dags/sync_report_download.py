@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG, Asset
+from airflow.providers.common.compat.sdk import DAG, Asset
 
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor

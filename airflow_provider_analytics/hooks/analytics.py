@@ -303,7 +303,7 @@ class AnalyticsHook(AnalyticsConnection):
         Never raises: the UI's Test button and ``airflow connections test`` always get an answer, and no
         answer repeats the token or the credentials of a URL.
         """
-        from airflow.sdk.exceptions import AirflowNotFoundException
+        from airflow.providers.common.compat.sdk import AirflowNotFoundException
 
         conn = None
         try:

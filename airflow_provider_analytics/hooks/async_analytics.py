@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from airflow.providers.common.compat.connection import get_async_connection
+
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsConnection, prepared_config
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AsyncAnalyticsClient
@@ -27,7 +29,7 @@ class AnalyticsAsyncHook(AnalyticsConnection):
     async def get_client(self) -> AsyncAnalyticsClient:
         """The configured async client, built on first use with the async connection lookup."""
         if self._client is None:
-            conn = await self.aget_connection(self.analytics_conn_id)
+            conn = await get_async_connection(self.analytics_conn_id, self)
             # Reading the config may stat a CA bundle and build the process's TLS context: off the loop.
             config = await asyncio.to_thread(prepared_config, conn)
             self._client = AsyncAnalyticsClient(config)
@@ -62,7 +64,7 @@ class AnalyticsAsyncHook(AnalyticsConnection):
 
         :return: whether anything changed.
         """
-        conn = await self.aget_connection(self.analytics_conn_id)
+        conn = await get_async_connection(self.analytics_conn_id, self)
         config = await asyncio.to_thread(prepared_config, conn)
         if self._client is not None and self._client.config == config:
             return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow.sdk import BaseHook
+from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_analytics.hooks.connection import client_config_from_connection
 from airflow_provider_analytics.wire.core import ClientConfig
@@ -17,7 +17,7 @@ def masked_config(conn: Any) -> ClientConfig:
     """The client config of an Airflow connection, its token registered with Airflow's secrets masker."""
     config = client_config_from_connection(conn)
     # Airflow masks connection passwords itself; registering again covers tokens from URI or env forms.
-    from airflow.sdk.log import mask_secret
+    from airflow.providers.common.compat.sdk import mask_secret
 
     mask_secret(config.token)
     return config

@@ -60,7 +60,7 @@ class Destination:
 
         :param destination: where to write.
         """
-        from airflow.sdk import ObjectStoragePath
+        from airflow.providers.common.compat.sdk import ObjectStoragePath
 
         if isinstance(destination, ObjectStoragePath):
             return cls(destination, str(destination).endswith("/") or destination.is_dir())

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
-from airflow.sdk import Context
+from airflow.providers.common.compat.sdk import Context
 
 from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing, write_atomically
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key

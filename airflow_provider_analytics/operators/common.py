@@ -11,7 +11,7 @@ from datetime import timedelta
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import BaseOperator, Context
+from airflow.providers.common.compat.sdk import BaseOperator, Context
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
 from airflow_provider_analytics.lineage.recording import LineageRecorder

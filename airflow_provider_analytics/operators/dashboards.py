@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from airflow.sdk import Context
+from airflow.providers.common.compat.sdk import Context
 
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
 from airflow_provider_analytics.operators.links import DashboardLink

@@ -15,16 +15,11 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, NoReturn
 
-from airflow.sdk import Context, conf
+from airflow.providers.common.compat.sdk import Context, ResumableJobMixin, conf
 
 from airflow_provider_analytics.operators.common import task_instance_key
 from airflow_provider_analytics.operators.waiting import RemoteJobFailed, RemoteJobTimeout, RemoteWaitOperator
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
-
-try:
-    from airflow.sdk import ResumableJobMixin
-except ImportError:  # Airflow < 3.3: the compat provider's stand-in starts afresh on every try
-    from airflow.providers.common.compat.sdk import ResumableJobMixin
 
 __all__ = ["RemoteJobFailed", "RemoteJobOperator", "RemoteJobTimeout"]
 

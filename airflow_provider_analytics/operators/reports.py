@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from airflow.sdk import Context, conf
+from airflow.providers.common.compat.sdk import Context, conf
 
 from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator

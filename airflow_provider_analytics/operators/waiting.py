@@ -14,14 +14,13 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
-from airflow.sdk import Context, conf
-from airflow.sdk.exceptions import AirflowException
+from airflow.providers.common.compat.sdk import AirflowException, Context, conf
 
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, poll_seconds, seconds
 from airflow_provider_analytics.triggers.wait_events import Outcome, WaitKind, checked_event, failure_message
 
 if TYPE_CHECKING:
-    from airflow.sdk import BaseOperator
+    from airflow.providers.common.compat.sdk import BaseOperator
 
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from airflow.sdk import Context
+from airflow.providers.common.compat.sdk import Context
 
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator

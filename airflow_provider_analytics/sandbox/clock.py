@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 
 class SandboxClock:
@@ -17,7 +17,7 @@ class SandboxClock:
         """The current sandbox time (timezone-aware UTC)."""
         with self._lock:
             offset = self._offset
-        return datetime.now(timezone.utc) + offset
+        return datetime.now(UTC) + offset
 
     def advance(self, seconds: float) -> None:
         """Move the clock forward.
@@ -45,4 +45,4 @@ def rfc3339(moment: datetime | None) -> str | None:
     """
     if moment is None:
         return None
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -6,16 +6,19 @@ import time
 from datetime import datetime
 from typing import Any
 
-from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue, conf
-from airflow.sdk.exceptions import (
+from airflow.providers.common.compat.sdk import (
     AirflowException,
     AirflowFailException,
     AirflowSensorTimeout,
     AirflowSkipException,
+    BaseSensorOperator,
+    Context,
+    PokeReturnValue,
+    conf,
 )
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
-from airflow_provider_analytics.operators.common import HookOwner, poll_seconds
+from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, seconds
 from airflow_provider_analytics.triggers.wait_events import checked_event
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
@@ -51,6 +54,11 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         analytics_conn_id: str = DEFAULT_CONN_ID,
         **kwargs: Any,
     ) -> None:
+        # Checked before BaseSensorOperator sees them: its own checks differ between Airflow releases.
+        if "poke_interval" in kwargs:
+            seconds(kwargs["poke_interval"], "poke_interval")
+        if "timeout" in kwargs:
+            seconds(kwargs["timeout"], "timeout")
         super().__init__(**kwargs)
         self.data_source_id = data_source_id
         self.synced_after = synced_after

@@ -10,11 +10,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Hashable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
+from airflow_provider_analytics.version_compat import require_airflow_3
+
+# Asset watchers exist from Airflow 3.0: on 2.x this import fails with a sentence, not a missing name.
+require_airflow_3("DataSourceSyncedEventTrigger (event-driven scheduling with an AssetWatcher)")
+# ruff: noqa: E402
+from airflow.providers.common.compat.triggers import BaseEventTrigger
 from airflow.sdk.exceptions import AirflowRuntimeError
-from airflow.triggers.base import BaseEventTrigger, TriggerEvent
+from airflow.triggers.base import TriggerEvent
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
 from airflow_provider_analytics.triggers.polling import PlatformPoller
@@ -259,4 +265,4 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
 
 _UNREAD = object()
 _NOTHING_STORED = object()
-_NEVER = datetime.min.replace(tzinfo=timezone.utc)
+_NEVER = datetime.min.replace(tzinfo=UTC)

@@ -105,6 +105,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:  # RFC 9110 dates are GMT; a naive one is read as UTC
-        when = when.replace(tzinfo=datetime.timezone.utc)
+        when = when.replace(tzinfo=datetime.UTC)
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator, UpdateDashboardOperator

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from airflow.sdk import Connection
+from airflow.providers.common.compat.sdk import Connection
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.hooks.connection import client_config_from_connection

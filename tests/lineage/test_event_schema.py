@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ def complete_event(lineage: Any) -> dict[str, Any]:
     """A COMPLETE event carrying ``lineage``, serialised as a transport sends it."""
     event = RunEvent(
         eventType=RunState.COMPLETE,
-        eventTime=datetime.now(timezone.utc).isoformat(),
+        eventTime=datetime.now(UTC).isoformat(),
         run=Run(runId=str(uuid.uuid4()), facets=lineage.run_facets),
         job=Job(namespace="default", name="dag.task", facets=lineage.job_facets),
         inputs=lineage.inputs,

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from airflow.sdk import Asset
+from airflow.providers.common.compat.sdk import Asset
 
 from airflow_provider_analytics.lineage.facets import FACET_NAME, PRODUCER, AnalyticsRunFacet
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator

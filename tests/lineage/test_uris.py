@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from airflow.providers.common.compat.openlineage.utils.utils import translate_airflow_asset
-from airflow.sdk import Asset
+from airflow.providers.common.compat.sdk import Asset
 
 from airflow_provider_analytics.lineage.uris import (
     KINDS,

@@ -41,7 +41,7 @@ _SCRIPT = textwrap.dedent(
     else:
         hide_openlineage_distributions(importlib_metadata)
 
-    from airflow.sdk import Asset
+    from airflow.providers.common.compat.sdk import Asset
     from airflow_provider_analytics.operators.charts import CreateChartOperator
     from airflow_provider_analytics.operators.reports import GenerateReportOperator
     from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator

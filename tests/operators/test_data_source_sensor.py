@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from airflow.sdk.exceptions import (
+from airflow.providers.common.compat.sdk import (
     AirflowException,
     AirflowFailException,
     AirflowSensorTimeout,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from airflow.sdk.exceptions import AirflowException, TaskDeferred
+from airflow.providers.common.compat.sdk import AirflowException, TaskDeferred
 
 from airflow_provider_analytics.operators.jobs import RemoteJobFailed, RemoteJobTimeout
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
@@ -73,7 +73,7 @@ def test_execute_defers_to_leave_room_before_the_execution_timeout(sandbox: Sand
         task_id="run", workflow_id=WORKFLOW, deferrable=True, timeout=3600, execution_timeout=timedelta(minutes=10)
     )
     context = make_context()
-    context["ti"].start_date = datetime.now(timezone.utc) - timedelta(minutes=1)
+    context["ti"].start_date = datetime.now(UTC) - timedelta(minutes=1)
     with pytest.raises(TaskDeferred) as deferred:
         op.execute(context)
     expected = context["ti"].start_date.timestamp() + 600 - EXECUTION_TIMEOUT_MARGIN

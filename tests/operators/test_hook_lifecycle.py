@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from airflow.sdk.exceptions import TaskDeferred
+from airflow.providers.common.compat.sdk import TaskDeferred
 
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator

@@ -264,5 +264,5 @@ def test_nan_durations_fail_at_construction(make: Callable[..., Any], parameter:
 
 @pytest.mark.parametrize(("parameter", "value"), [("poke_interval", -1), ("timeout", -1), ("poke_interval", "soon")])
 def test_sensor_bad_intervals_fail_at_construction(parameter: str, value: Any) -> None:
-    with pytest.raises(ValueError, match=parameter):
+    with pytest.raises(AnalyticsInputError, match=f"{parameter} must be a positive number"):
         DataSourceSyncedSensor(task_id="t", data_source_id=DATA_SOURCE, **{parameter: value})

@@ -6,11 +6,11 @@ import importlib
 import inspect
 import json
 import pkgutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from airflow.sdk import BaseOperator
+from airflow.providers.common.compat.sdk import BaseOperator
 
 import airflow_provider_analytics.operators as operators_package
 import airflow_provider_analytics.sensors as sensors_package
@@ -27,7 +27,7 @@ from tests.support.names import DATA_SOURCE, WORKFLOW
 RENDER_CONTEXT: dict[str, Any] = {
     "ds": "2026-11-20",
     "run_id": "manual__2026-11-20",
-    "data_interval_end": datetime(2026, 11, 20, tzinfo=timezone.utc),
+    "data_interval_end": datetime(2026, 11, 20, tzinfo=UTC),
     "params": {
         "env": "prod",
         "workflow": WORKFLOW,
@@ -186,7 +186,7 @@ def test_template_fields_name_attributes_and_all_render(cls: type[BaseOperator])
 def test_rendered_sensor_time_is_a_usable_threshold() -> None:
     sensor = build(DataSourceSyncedSensor)
     sensor.render_template_fields(RENDER_CONTEXT)
-    assert sensor.threshold({}) == datetime(2026, 11, 20, tzinfo=timezone.utc)
+    assert sensor.threshold({}) == datetime(2026, 11, 20, tzinfo=UTC)
 
 
 def test_rendered_if_match_reaches_the_platform_as_the_version(sandbox: SandboxServer) -> None:

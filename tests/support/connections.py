@@ -8,7 +8,7 @@ import traceback
 from typing import Any
 
 import pytest
-from airflow.sdk import Connection
+from airflow.providers.common.compat.sdk import Connection
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer

@@ -241,7 +241,7 @@ def test_trigger_uses_the_async_connection_lookup(
     sandbox: SandboxServer, hook: AnalyticsHook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A blocking lookup inside the triggerer's event loop is what broke other providers."""
-    from airflow.sdk import BaseHook
+    from airflow.providers.common.compat.sdk import BaseHook
 
     execution = hook.execute_workflow(WORKFLOW)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -46,7 +46,7 @@ def test_report_outcome(status: str | None, expected: str | None) -> None:
     assert report_outcome({"status": status}) == expected
 
 
-THRESHOLD = datetime(2026, 11, 21, 10, 0, tzinfo=timezone.utc)
+THRESHOLD = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ def test_sync_outcome(sync: dict[str, Any], fail_on_sync_failure: bool, expected
 
 
 def test_sync_outcome_with_fractional_seconds_on_both_sides() -> None:
-    threshold = datetime(2026, 11, 21, 10, 0, 0, 123456, tzinfo=timezone.utc)
+    threshold = datetime(2026, 11, 21, 10, 0, 0, 123456, tzinfo=UTC)
     assert sync_outcome({"status": "synced", "last_synced_at": "2026-11-21T10:00:00.123456Z"}, threshold) == "success"
     assert sync_outcome({"status": "synced", "last_synced_at": "2026-11-21T10:00:00.123455Z"}, threshold) is None
     failed = {"status": "failed", "last_synced_at": None, "last_attempt_at": "2026-11-21T10:00:00.123456Z"}
@@ -131,16 +131,16 @@ def test_sync_outcome_with_fractional_seconds_on_both_sides() -> None:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("2026-11-21T10:00:00Z", datetime(2026, 11, 21, 10, tzinfo=timezone.utc)),
-        ("2026-11-21T10:00:00.123456Z", datetime(2026, 11, 21, 10, 0, 0, 123456, tzinfo=timezone.utc)),
-        ("2026-11-21T11:00:00+01:00", datetime(2026, 11, 21, 10, tzinfo=timezone.utc)),
-        ("2026-11-21 10:00:00+00:00", datetime(2026, 11, 21, 10, tzinfo=timezone.utc)),  # str() of an aware datetime
+        ("2026-11-21T10:00:00Z", datetime(2026, 11, 21, 10, tzinfo=UTC)),
+        ("2026-11-21T10:00:00.123456Z", datetime(2026, 11, 21, 10, 0, 0, 123456, tzinfo=UTC)),
+        ("2026-11-21T11:00:00+01:00", datetime(2026, 11, 21, 10, tzinfo=UTC)),
+        ("2026-11-21 10:00:00+00:00", datetime(2026, 11, 21, 10, tzinfo=UTC)),  # str() of an aware datetime
         ("2026-11-21T10:00:00", None),
         ("", None),
         ("yesterday", None),
         (None, None),
         (1795000000, None),
-        (datetime(2026, 11, 21, 10, tzinfo=timezone.utc), None),  # only text is parsed
+        (datetime(2026, 11, 21, 10, tzinfo=UTC), None),  # only text is parsed
     ],
 )
 def test_parse_time(value: object, expected: datetime | None) -> None:

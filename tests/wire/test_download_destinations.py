@@ -99,7 +99,7 @@ def test_file_uri_with_localhost_authority(
 
 
 def test_pdf_to_object_storage_path_returns_a_uri(hook: AnalyticsHook, sandbox: SandboxServer, tmp_path: Path) -> None:
-    from airflow.sdk import ObjectStoragePath
+    from airflow.providers.common.compat.sdk import ObjectStoragePath
 
     report = ready_report(hook, sandbox)
     target = tmp_path / "objects" / "report.pdf"
@@ -114,7 +114,7 @@ def test_pdf_to_object_storage_path_returns_a_uri(hook: AnalyticsHook, sandbox: 
 
 
 def test_object_storage_existing_folder(hook: AnalyticsHook, sandbox: SandboxServer, tmp_path: Path) -> None:
-    from airflow.sdk import ObjectStoragePath
+    from airflow.providers.common.compat.sdk import ObjectStoragePath
 
     report = ready_report(hook, sandbox, name="Into bucket")
     (tmp_path / "bucket").mkdir()
@@ -135,7 +135,7 @@ def test_uri_string_with_trailing_slash_is_a_new_folder(
 
 def test_existing_folder_as_object_storage_path(hook: AnalyticsHook, sandbox: SandboxServer, tmp_path: Path) -> None:
     # ObjectStoragePath forgets a trailing "/", so only an existing folder can be recognised as one (documented).
-    from airflow.sdk import ObjectStoragePath
+    from airflow.providers.common.compat.sdk import ObjectStoragePath
 
     (tmp_path / "bucket").mkdir()
     report = ready_report(hook, sandbox, name="Into bucket")

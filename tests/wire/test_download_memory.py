@@ -17,7 +17,7 @@ _MEMORY_PROBE = textwrap.dedent(
     import json, resource, sys
 
     import httpx
-    from airflow.sdk import ObjectStoragePath  # noqa: F401  (warm the lazy import of Destination.parse)
+    from airflow.providers.common.compat.sdk import ObjectStoragePath  # noqa: F401  (warms Destination.parse)
     from airflow_provider_analytics.hooks.destinations import download_report_to
     from airflow_provider_analytics.wire.client import AnalyticsClient
     from airflow_provider_analytics.wire.core import ClientConfig

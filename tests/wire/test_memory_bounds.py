@@ -96,7 +96,7 @@ def _scripts() -> tuple[list[Script], dict[str, object]]:
 _PROGRAM = textwrap.dedent(
     """
     import asyncio, json, os, sys
-    from airflow.sdk import ObjectStoragePath  # imported by a download's destination: before the baseline
+    from airflow.providers.common.compat.sdk import ObjectStoragePath  # a destination's import: before the baseline
     from airflow_provider_analytics.hooks.destinations import download_report_to
     from airflow_provider_analytics.wire import endpoints
     from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient

@@ -265,7 +265,7 @@ def test_error_answers_become_one_readable_typed_error(
 # Header parsers ------------------------------------------------------------------------------------------
 
 http_dates = st.builds(
-    lambda when, gmt: email.utils.format_datetime(when.replace(tzinfo=datetime.timezone.utc) if gmt else when, gmt),
+    lambda when, gmt: email.utils.format_datetime(when.replace(tzinfo=datetime.UTC) if gmt else when, gmt),
     st.datetimes(
         min_value=datetime.datetime(1, 1, 2), max_value=datetime.datetime(9999, 12, 30), timezones=st.timezones()
     ),

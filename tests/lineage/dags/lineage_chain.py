@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
-from airflow.sdk import DAG, Asset
+from airflow.providers.common.compat.sdk import DAG, Asset
 
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator

@@ -1,0 +1,69 @@
+"""Everything that differs between the Airflow releases this provider supports (2.11 to 3.3), in one place.
+
+Names Airflow only moved (``BaseHook``, ``BaseOperator``, ``conf``, the exceptions, ``ObjectStoragePath``,
+``ResumableJobMixin``, ``BaseEventTrigger``, the async connection lookup) come from
+``apache-airflow-providers-common-compat`` wherever they are used. This module holds what that package
+does not bridge, and the feature flags the rest of the provider reads; docs/compatibility.md is the table
+of what each difference means for users.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow import __version__ as _AIRFLOW_VERSION_TEXT
+from packaging.version import Version
+
+AIRFLOW_VERSION = Version(Version(_AIRFLOW_VERSION_TEXT).base_version)
+AIRFLOW_V_3_0_PLUS = Version("3.0.0") <= AIRFLOW_VERSION
+AIRFLOW_V_3_1_PLUS = Version("3.1.0") <= AIRFLOW_VERSION
+AIRFLOW_V_3_2_PLUS = Version("3.2.0") <= AIRFLOW_VERSION
+AIRFLOW_V_3_3_PLUS = Version("3.3.0") <= AIRFLOW_VERSION
+
+# Airflow 3.3 keeps a task's state across tries (task_state_store); before, a retry finds its remote work
+# again through the platform's Idempotency-Key replay alone (operators/jobs.py).
+HAS_TASK_STATE_STORE = AIRFLOW_V_3_3_PLUS
+# Airflow 3.2 reads the connection form (conn-fields, ui-field-behaviour) from provider info; before, from
+# the hook's get_connection_form_widgets / get_ui_field_behaviour.
+DECLARATIVE_CONNECTION_FORM = AIRFLOW_V_3_2_PLUS
+# Provider info names its asset URI handlers "asset-uris" from 3.0 on, "dataset-uris" on 2.x.
+ASSET_URIS_KEY = "asset-uris" if AIRFLOW_V_3_0_PLUS else "dataset-uris"
+
+
+def require_airflow_3(feature: str) -> None:
+    """Fail an import with a sentence, not a raw ``ImportError``, where a feature needs Airflow 3.
+
+    :param feature: what the importing module provides, for the message.
+    :raises ImportError: on Airflow 2.
+    """
+    if not AIRFLOW_V_3_0_PLUS:
+        raise ImportError(
+            f"{feature} needs Airflow 3.0 or later (this is Airflow {_AIRFLOW_VERSION_TEXT}); "
+            "see docs/compatibility.md for what works on Airflow 2.11"
+        )
+
+
+def link_xcom_key(link: Any) -> str:
+    """The XCom key an operator link's URL is kept under.
+
+    Airflow 3 names it ``link.xcom_key``; Airflow 2.11 has no such attribute, and its web server asks the
+    link itself (:func:`link_url`), so the same name is used there.
+
+    :param link: the ``BaseOperatorLink`` instance.
+    """
+    return str(getattr(link, "xcom_key", None) or f"_link_{type(link).__name__}")
+
+
+def link_url(ti_key: Any, key: str) -> str:
+    """The URL an operator pushed for a link, or ``""`` (for ``BaseOperatorLink.get_link``).
+
+    :param ti_key: the task instance key Airflow passes to ``get_link``.
+    :param key: from :func:`link_xcom_key`.
+    """
+    if AIRFLOW_V_3_0_PLUS:
+        from airflow.sdk.bases.xcom import BaseXCom
+
+        return str(BaseXCom.get_value(ti_key=ti_key, key=key) or "")
+    from airflow.models.xcom import XCom
+
+    return str(XCom.get_value(ti_key=ti_key, key=key) or "")
