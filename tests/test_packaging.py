@@ -30,6 +30,7 @@ PACKAGE_DIR = Path(airflow_provider_analytics.__file__).parent
 PYPROJECT = PACKAGE_DIR.parent / "pyproject.toml"
 # The provider's own layers; lineage/ belongs to the `openlineage` extra.
 CORE_PACKAGES = ("hooks", "operators", "sensors", "triggers", "wire")
+COMMON_COMPAT = "airflow.providers.common.compat"
 
 
 def _module_files() -> dict[str, Path]:
@@ -52,7 +53,9 @@ def _top_level_imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
+            # common-compat is a distribution of its own inside Airflow's namespace package.
+            compat = node.module == COMMON_COMPAT or node.module.startswith(COMMON_COMPAT + ".")
+            found.add("apache-airflow-providers-common-compat" if compat else node.module.split(".")[0])
     return found - set(sys.stdlib_module_names) - {"__future__", airflow_provider_analytics.__name__}
 
 

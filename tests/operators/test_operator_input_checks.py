@@ -186,13 +186,6 @@ BAD_INPUT: list[Any] = [
     ),
     pytest.param(
         lambda tmp: DataSourceSyncedSensor(
-            task_id="t", data_source_id=DATA_SOURCE, synced_after="2026-11-21T10:00Z", deferrable=True, poke_interval=0
-        ),
-        r"poke_interval must be a positive number of seconds or a timedelta, got 0.0",
-        id="sensor-deferrable-zero-poke-interval",
-    ),
-    pytest.param(
-        lambda tmp: DataSourceSyncedSensor(
             task_id="t", data_source_id=DATA_SOURCE, synced_after="2026-11-21T10:00Z", poke_interval=0.01
         ),
         r"poke_interval must be at least 0.1 s, got 0.01",
@@ -262,7 +255,9 @@ def test_nan_durations_fail_at_construction(make: Callable[..., Any], parameter:
         make(**{parameter: float("nan")})
 
 
-@pytest.mark.parametrize(("parameter", "value"), [("poke_interval", -1), ("timeout", -1), ("poke_interval", "soon")])
+@pytest.mark.parametrize(
+    ("parameter", "value"), [("poke_interval", -1), ("poke_interval", 0), ("timeout", -1), ("poke_interval", "soon")]
+)
 def test_sensor_bad_intervals_fail_at_construction(parameter: str, value: Any) -> None:
     with pytest.raises(AnalyticsInputError, match=f"{parameter} must be a positive number"):
         DataSourceSyncedSensor(task_id="t", data_source_id=DATA_SOURCE, **{parameter: value})
