@@ -18,6 +18,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from airflow_provider_analytics.sandbox import SandboxDependencyError, require_dependencies
+from airflow_provider_analytics.sandbox.config import MAX_GENERATED_ROWS
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.sandbox.config import Timings
@@ -29,6 +30,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m airflow_provider_analytics.sandbox",
         description="Run a local Analytics Platform /v1 sandbox server.",
+        epilog=(
+            "Report sizes: a report is rendered from its dashboards' charts and is small (kilobytes). For load "
+            "tests, a csv report takes the parameter rows (0 to "
+            f"{MAX_GENERATED_ROWS:,}, about 45 bytes a row: at most about 227 MB) and is filled with that many "
+            "synthetic rows; larger files need several reports."
+        ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     parser.add_argument(
@@ -50,17 +57,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="start a sync of every data source this often (0 turns it off; 'demo' speed defaults to 15)",
     )
-    for kind, what in (
-        ("execution", "queued + running"),
-        ("report", "pending + generating"),
-        ("sync", "pending + syncing"),
+    for article, kind, what in (
+        ("an", "execution", "queued + running"),
+        ("a", "report", "pending + generating"),
+        ("a", "sync", "pending + syncing"),
     ):
         parser.add_argument(
             f"--{kind}-seconds",
             type=_positive,
             default=None,
             metavar="S",
-            help=f"how long a {kind} takes ({what}), to rehearse restarts and kills during long waits",
+            help=f"how long {article} {kind} takes ({what}), to rehearse restarts and kills during long waits",
         )
     parser.add_argument("--no-seed", action="store_true", help="start with empty workspaces")
     return parser

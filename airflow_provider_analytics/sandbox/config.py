@@ -11,6 +11,10 @@ FULL_ACCESS_TOKEN = "sandbox-token"
 LIMITED_TOKEN = "sandbox-token-limited"
 
 
+# The largest synthetic CSV report (``parameters.rows``), about 45 bytes a row: 5,000,000 rows is about 227 MB.
+MAX_GENERATED_ROWS = 5_000_000
+
+
 @dataclass(frozen=True)
 class Timings:
     """How long each state of each clock-driven state machine lasts, in seconds.

@@ -13,12 +13,12 @@ from typing import Any
 
 from airflow_provider_analytics.sandbox.chartdata import chart_rows, columns_for_query
 from airflow_provider_analytics.sandbox.clock import rfc3339
+from airflow_provider_analytics.sandbox.config import MAX_GENERATED_ROWS
 from airflow_provider_analytics.sandbox.errors import ApiError
 from airflow_provider_analytics.sandbox.files import ChartSnapshot, DashboardSnapshot, ReportSnapshot, render_report
 from airflow_provider_analytics.sandbox.records import ReportRecord, Workspace
 from airflow_provider_analytics.sandbox.store import SandboxState
 
-MAX_GENERATED_ROWS = 5_000_000
 INLINE_RENDER_ROWS = 50_000
 logger = logging.getLogger(__name__)
 
