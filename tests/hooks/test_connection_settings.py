@@ -21,7 +21,7 @@ from airflow_provider_analytics.hooks.connection import client_config_from_conne
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.core import DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from tests.support.connections import BOGUS_TOKEN
+from tests.support.connections import BOGUS_TOKEN, uri_connection
 
 USER, SECRET = "alice-the-user", "pw-hunter2-secret"
 CONN_ID = "analytics_test"
@@ -46,9 +46,9 @@ def json_conn(host: str = HOST, port: Any = None, **extra: Any) -> Connection:
     )
 
 
-def uri_conn(query: str, host: str = HOST) -> Connection:
+def uri_conn(query: str, host: str = HOST) -> Any:
     """The URI form: ``analytics://:token@<host, percent-encoded>?query`` (every extra is a string)."""
-    return Connection.from_uri(f"analytics://:{BOGUS_TOKEN}@{quote(host, safe='')}?{query}", conn_id=CONN_ID)
+    return uri_connection(f"analytics://:{BOGUS_TOKEN}@{quote(host, safe='')}?{query}", CONN_ID)
 
 
 def refusal(conn: Any, field_name: str) -> str:
@@ -175,7 +175,7 @@ def test_extras_that_are_not_an_object_are_refused() -> None:
         (StandIn(host="http://[::1]", port="8080", schema="tenant"), "http://[::1]:8080/tenant"),
         (uri_conn("timeout=5", host="https://api.example.com:8443/base"), "https://api.example.com:8443/base"),
         (
-            Connection.from_uri(f"analytics://https://:{BOGUS_TOKEN}@api.example.com:8443/tenant", conn_id=CONN_ID),
+            uri_connection(f"analytics://https://:{BOGUS_TOKEN}@api.example.com:8443/tenant", CONN_ID),
             "https://api.example.com:8443/tenant",
         ),
     ],

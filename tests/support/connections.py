@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import traceback
 from typing import Any
 
 import pytest
-from airflow.providers.common.compat.sdk import Connection
+from airflow.providers.common.compat.sdk import BaseHook, Connection
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
@@ -39,6 +40,24 @@ def conn(**fields: Any) -> Connection:
         extra=json.dumps(extra) if extra is not None else None,
         **fields,
     )
+
+
+def uri_connection(uri: str, conn_id: str = "analytics_test") -> Any:
+    """A connection read from its URI form exactly as Airflow reads ``AIRFLOW_CONN_<ID>`` on this release.
+
+    ``Connection.from_uri`` exists only from Airflow 3.1 on; the environment lookup is the same on every
+    release, and it is the route a URI-form connection takes in a deployment.
+    """
+    env = f"AIRFLOW_CONN_{conn_id.upper()}"
+    previous = os.environ.get(env)
+    os.environ[env] = uri
+    try:
+        return BaseHook.get_connection(conn_id)
+    finally:
+        if previous is None:
+            del os.environ[env]
+        else:
+            os.environ[env] = previous
 
 
 def closed_loopback_port() -> int:
