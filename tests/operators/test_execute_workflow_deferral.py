@@ -14,6 +14,7 @@ from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperat
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
+from airflow_provider_analytics.version_compat import HAS_TASK_STATE_STORE
 from tests.support.context import INSTANT, SLOW, StubTaskStateStore, make_context
 from tests.support.names import POLL, WORKFLOW
 from tests.support.triggers import STARTED, event_for, execution_view, requests_summary, set_connection, triggerer_event
@@ -49,9 +50,10 @@ def test_execute_defers_with_a_trigger_for_the_started_execution(sandbox: Sandbo
     assert posts[0].headers["idempotency-key"].startswith("apa-execution-")
     assert context["ti"].xcom["execution_id"] == execution["id"]
     assert context["ti"].xcom["_link_ExecutionLink"].endswith(f"/ui/workflows/{WORKFLOW}/executions/{execution['id']}")
-    assert context["task_state_store"].values == {
-        "analytics_execution": {"workflow_id": WORKFLOW, "execution_id": execution["id"]}
-    }
+    # Airflow 3.3's ResumableJobMixin stores the id; common-compat's stand-in before 3.3 stores nothing (a
+    # retry finds the execution again through the Idempotency-Key replay).
+    stored = {"analytics_execution": {"workflow_id": WORKFLOW, "execution_id": execution["id"]}}
+    assert context["task_state_store"].values == (stored if HAS_TASK_STATE_STORE else {})
 
 
 def test_execute_defers_with_the_timeout_as_the_trigger_deadline(sandbox: SandboxServer) -> None:
@@ -119,6 +121,9 @@ def test_execute_does_not_defer_for_an_execution_that_already_failed(sandbox: Sa
     )
 
 
+@pytest.mark.skipif(
+    not HAS_TASK_STATE_STORE, reason="task_state_store (a retry reattaching to the stored id) needs Airflow 3.3"
+)
 def test_execute_reattaches_to_the_stored_execution_instead_of_starting_another(sandbox: SandboxServer) -> None:
     deferred, context, _execution = defer_execution(sandbox)
     retry = ExecuteWorkflowOperator(task_id="run", workflow_id=WORKFLOW, deferrable=True, poll_interval=POLL)
