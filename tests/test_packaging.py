@@ -23,6 +23,7 @@ from airflow_provider_analytics import __version__, sandbox
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.provider_info import get_provider_info
 from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS
 from tests.support.names import CONN_ENV, DISTRIBUTION, SERVER_STACK
 from tests.support.probes import RESULT_PREFIX, printed_result, run_without_connection
 
@@ -31,6 +32,8 @@ PYPROJECT = PACKAGE_DIR.parent / "pyproject.toml"
 # The provider's own layers; lineage/ belongs to the `openlineage` extra.
 CORE_PACKAGES = ("hooks", "operators", "sensors", "triggers", "wire")
 COMMON_COMPAT = "airflow.providers.common.compat"
+# The modules that refuse to import on Airflow 2 (version_compat.require_airflow_3), with a sentence.
+NEEDS_AIRFLOW_3 = {"airflow_provider_analytics.triggers.asset_events"}
 
 
 def _module_files() -> dict[str, Path]:
@@ -73,23 +76,39 @@ def _requirement_names(requirements: list[str]) -> set[str]:
 
 
 # In a fresh interpreter: import Airflow's modules first (they may load FastAPI or pydantic themselves),
-# then ours, and report only what ours added.
+# then ours, and report only what ours added. A module this Airflow release does not have is one our code
+# imports only on other releases (version_compat.py), so it is passed over.
 _ADDED_BY_OUR_IMPORTS = textwrap.dedent(
     """
-    import importlib, json, sys
+    import importlib, importlib.util, json, sys
     airflow_modules, our_modules = json.loads(sys.argv[1]), json.loads(sys.argv[2])
     for module in airflow_modules:
-        importlib.import_module(module)
+        try:
+            present = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # a parent package is missing
+            present = False
+        if present:
+            importlib.import_module(module)
     before = set(sys.modules)
+    refused = []
     for module in our_modules:
-        importlib.import_module(module)
-    print(sys.argv[3] + json.dumps(sorted(set(sys.modules) - before)))
+        try:
+            importlib.import_module(module)
+        except ImportError as error:  # version_compat.require_airflow_3's refusal on Airflow 2, nothing else
+            if "needs Airflow 3.0 or later" not in str(error):
+                raise
+            refused.append(module)
+    added = sorted(set(sys.modules) - before)
+    print(sys.argv[3] + json.dumps({"added": added, "refused": refused}))
     """
 )
 
 
 def _added_by(our_modules: list[str]) -> list[str]:
-    """The modules that importing ``our_modules`` adds once every Airflow module they name is loaded."""
+    """The modules that importing ``our_modules`` adds once every Airflow module they name is loaded.
+
+    Only the modules that say they need Airflow 3 may refuse to import, and only on Airflow 2.
+    """
     files = _module_files()
     airflow_modules = sorted(
         {
@@ -100,7 +119,11 @@ def _added_by(our_modules: list[str]) -> list[str]:
         }
     )
     argv = [sys.executable, "-c", _ADDED_BY_OUR_IMPORTS, json.dumps(airflow_modules), json.dumps(our_modules)]
-    return printed_result(run_without_connection([*argv, RESULT_PREFIX], timeout=180).stdout)
+    result = printed_result(run_without_connection([*argv, RESULT_PREFIX], timeout=180).stdout)
+    assert not AIRFLOW_V_3_0_PLUS or result["refused"] == [], result["refused"]
+    assert set(result["refused"]) <= NEEDS_AIRFLOW_3, result["refused"]
+    added: list[str] = result["added"]
+    return added
 
 
 def _offending(added: list[str]) -> list[str]:
