@@ -15,6 +15,7 @@ from airflow.triggers.base import TriggerEvent
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 from airflow_provider_analytics.triggers.wait_events import EVENT_STATUSES
+from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS, AIRFLOW_V_3_2_PLUS
 from tests.support.names import CONN_ENV, WORKFLOW
 
 # An execution a task started, as its task state store remembers it.
@@ -111,22 +112,87 @@ def report_view(sandbox: SandboxServer, report_id: str) -> dict[str, Any]:
     return next(item for item in sandbox.state.reports() if item["id"] == report_id)
 
 
-def rebuilt_through_trigger_row(trigger: Any) -> Any:
-    """The paths Airflow really uses: serde at defer time, the encrypted ``Trigger`` row, then re-import.
+def deferred_trigger_row(trigger: Any) -> Any:
+    """The ``Trigger`` row a deferral to this trigger stores, made the way this Airflow release makes it.
 
-    Checks each step keeps the kwargs; returns the trigger rebuilt from the row.
+    Airflow 3: the task runner sends a ``DeferTask`` message (kwargs encoded with ``airflow.sdk.serde`` first
+    from 3.2; by the message itself with ``BaseSerialization`` in 3.0 and 3.1), it crosses the supervisor as
+    JSON, and the execution API stores its kwargs as they came. Airflow 2 defers in-process:
+    ``Trigger.from_object``, encrypted.
     """
     from airflow.models.trigger import Trigger
-    from airflow.sdk.serde import deserialize, serialize
+
+    if not AIRFLOW_V_3_0_PLUS:
+        return Trigger.from_object(trigger)
+    from airflow.sdk.execution_time.comms import DeferTask
 
     classpath, kwargs = trigger.serialize()
-    assert deserialize(serialize(kwargs)) == kwargs
+    if AIRFLOW_V_3_2_PLUS:
+        from airflow.sdk.serde import serialize
 
-    row = Trigger.from_object(trigger)
-    assert row.classpath == classpath
+        kwargs = serialize(kwargs)
+    sent = DeferTask(classpath=classpath, trigger_kwargs=kwargs, next_method="execute_complete")
+    received = json.loads(sent.model_dump_json())
+    row = Trigger(classpath=received["classpath"], kwargs={})
+    row.encrypted_kwargs = json.dumps(received["trigger_kwargs"])
+    return row
+
+
+def triggerer_kwargs(row: Any) -> dict[str, Any]:
+    """The kwargs this release's triggerer passes to the trigger class, read from a ``Trigger`` row.
+
+    Airflow 3 decrypts the row and decodes each value (``smart_decode_trigger_kwargs``: in
+    ``serialization.decoders`` from 3.2, ``serialized_objects`` before); 2.x instantiates with ``row.kwargs``.
+    """
+    if not AIRFLOW_V_3_0_PLUS:
+        return dict(row.kwargs)
+    from airflow.models.trigger import Trigger
+
+    if AIRFLOW_V_3_2_PLUS:
+        from airflow.serialization.decoders import smart_decode_trigger_kwargs
+    else:
+        from airflow.serialization.serialized_objects import smart_decode_trigger_kwargs
+    stored = Trigger._decrypt_kwargs(row.encrypted_kwargs)
+    return {key: smart_decode_trigger_kwargs(value) for key, value in stored.items()}
+
+
+def encode_watcher_trigger(trigger: Any) -> dict[str, Any]:
+    """An asset watcher's trigger as the DAG processor stores and hashes it (Airflow 3 only).
+
+    ``airflow.serialization.encoders.encode_trigger`` from 3.2, ``serialized_objects._encode_trigger`` in
+    3.0 and 3.1 (the name ``dag_processing/collection.py`` of each release imports).
+    """
+    if AIRFLOW_V_3_2_PLUS:
+        from airflow.serialization.encoders import encode_trigger
+    else:
+        from airflow.serialization.serialized_objects import _encode_trigger as encode_trigger
+    return dict(encode_trigger(trigger))
+
+
+def instantiate(classpath: str, kwargs: dict[str, Any]) -> Any:
+    """Import the class a trigger row names and build it from the kwargs, as the triggerer does."""
+    module_name, _, class_name = classpath.rpartition(".")
+    return getattr(importlib.import_module(module_name), class_name)(**kwargs)
+
+
+def rebuilt_through_trigger_row(trigger: Any) -> Any:
+    """The paths this Airflow release really uses, from ``serialize()`` to a trigger rebuilt in the triggerer.
+
+    Two rows, as Airflow makes them: the one a deferral stores (:func:`deferred_trigger_row`), and the
+    encrypted one ``Trigger(kwargs=...)`` writes (asset watchers; 2.x deferrals). Checks each keeps the
+    kwargs; returns the trigger rebuilt from the encrypted row.
+    """
+    from airflow.models.trigger import Trigger
+
+    classpath, kwargs = trigger.serialize()
+
+    deferred = deferred_trigger_row(trigger)
+    assert deferred.classpath == classpath
+    assert triggerer_kwargs(deferred) == kwargs
+
+    row = Trigger(classpath=classpath, kwargs=kwargs)
     assert row.encrypted_kwargs != json.dumps(kwargs)  # stored encrypted
     assert row.kwargs == kwargs
-    module_name, _, class_name = row.classpath.rpartition(".")
-    rebuilt = getattr(importlib.import_module(module_name), class_name)(**row.kwargs)
+    rebuilt = instantiate(row.classpath, triggerer_kwargs(row))
     assert rebuilt.serialize() == (classpath, kwargs)
     return rebuilt

@@ -14,9 +14,13 @@ from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
+from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.names import DATA_SOURCE, WORKFLOW
 from tests.support.triggers import rebuilt_through_trigger_row
+
+# Trigger modules that need Airflow 3 (asset watchers): importing them on Airflow 2 raises ImportError.
+NEEDS_AIRFLOW_3 = {"asset_events"}
 
 TRIGGERS = [
     pytest.param(ExecutionTrigger(workflow_id=WORKFLOW, execution_id="ex_abc123", poll_interval=5), id="execution"),
@@ -54,6 +58,8 @@ def test_every_trigger_class_is_round_tripped() -> None:
     """A new trigger class must be added to ``TRIGGERS`` so its serialization is tested."""
     found = set()
     for info in pkgutil.iter_modules(triggers_package.__path__):
+        if info.name in NEEDS_AIRFLOW_3 and not AIRFLOW_V_3_0_PLUS:
+            continue  # its import refuses Airflow 2 (test_asset_event_availability.py); it has no poll trigger
         module = importlib.import_module(f"{triggers_package.__name__}.{info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if (
