@@ -1,9 +1,10 @@
 """DataSourceSyncedEventTrigger's stored form: what Airflow keeps of a watcher, and how it recognises it again.
 
 The DAG processor identifies a watcher's trigger by ``BaseEventTrigger.hash(classpath, kwargs)`` of
-``encode_trigger(...)`` (``dag_processing/collection.py``, ``add_asset_trigger_references``), comparing the
-hash of every fresh parse with the hash of the stored ``Trigger`` row: a difference deletes the running
-watcher and starts a new one. So the kwargs must come out the same on every parse, in every process.
+its encoded form (``encode_trigger``; ``_encode_trigger`` before 3.2: ``tests/support/triggers.py``,
+``encode_watcher_trigger``) in ``dag_processing/collection.py``, comparing the hash of every fresh parse with
+the hash of the stored ``Trigger`` row: a difference deletes the running watcher and starts a new one. So
+the kwargs must come out the same on every parse, in every process. Asset watchers exist from Airflow 3.0.
 """
 
 from __future__ import annotations
@@ -17,15 +18,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS
+
+if not AIRFLOW_V_3_0_PLUS:
+    pytest.skip("asset watchers need Airflow 3.0", allow_module_level=True)
+
 from airflow.triggers.base import BaseEventTrigger
 
 from airflow_provider_analytics.triggers.asset_events import DataSourceSyncedEventTrigger
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.names import DATA_SOURCE
-from tests.support.triggers import rebuilt_through_trigger_row
+from tests.support.triggers import encode_watcher_trigger, rebuilt_through_trigger_row
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "example_dags" / "analytics_on_source_sync.py"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "example_dags" / "analytics_on_source_sync.py"
 CLASSPATH = "airflow_provider_analytics.triggers.asset_events.DataSourceSyncedEventTrigger"
 
 WATCHERS = [
@@ -62,15 +70,14 @@ def test_round_trips_through_airflow_serde_and_the_trigger_row(trigger: DataSour
 
 def test_the_hash_is_the_same_on_every_parse_and_matches_the_stored_row() -> None:
     from airflow.models.trigger import Trigger
-    from airflow.serialization.encoders import encode_trigger
 
     first, second = example_watcher(), example_watcher()
     assert first is not second
-    hashes = {BaseEventTrigger.hash(**encode_trigger(trigger)) for trigger in (first, second)}
+    hashes = {BaseEventTrigger.hash(**encode_watcher_trigger(trigger)) for trigger in (first, second)}
     assert len(hashes) == 1
 
     # The DAG processor's second look: the row stored after the first parse, decrypted, hashed again.
-    encoded = encode_trigger(first)
+    encoded = encode_watcher_trigger(first)
     row = Trigger(classpath=encoded["classpath"], kwargs=encoded["kwargs"])
     assert BaseEventTrigger.hash(row.classpath, row.kwargs) in hashes
 
@@ -80,19 +87,25 @@ def test_the_hashed_form_is_the_same_in_every_process() -> None:
     script = textwrap.dedent(
         """
         import json, runpy, sys
-        from airflow.serialization.encoders import encode_trigger
         from airflow.serialization.serialized_objects import BaseSerialization
+        from tests.support.triggers import encode_watcher_trigger
 
         [watcher] = runpy.run_path(sys.argv[1])["warehouse_synced"].watchers
-        encoded = encode_trigger(watcher.trigger)
-        normalized = encode_trigger({"classpath": encoded["classpath"], "kwargs": encoded["kwargs"]})["kwargs"]
+        encoded = encode_watcher_trigger(watcher.trigger)
+        again = encode_watcher_trigger({"classpath": encoded["classpath"], "kwargs": encoded["kwargs"]})
+        normalized = again["kwargs"]
         print(encoded["classpath"], json.dumps(BaseSerialization.serialize(normalized)))
         """
     )
 
     def hashed_form() -> str:
         done = subprocess.run(
-            [sys.executable, "-c", script, str(EXAMPLE)], capture_output=True, text=True, timeout=120, check=True
+            [sys.executable, "-c", script, str(EXAMPLE)],
+            cwd=ROOT,  # so that ``tests.support`` imports
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
         )
         return done.stdout.strip().splitlines()[-1]
 

@@ -1,8 +1,11 @@
-"""DataSourceSyncedEventTrigger against the sandbox over real sockets, run as Airflow 3.3's triggerer runs it.
+"""DataSourceSyncedEventTrigger against the sandbox over real sockets, run as Airflow's triggerer runs it.
 
-The asset state store is Airflow's own ``AssetStateStoreAccessors``; only the supervisor behind it (the
-triggerer's link to the database) is a dict here (``tests/triggers/watching.py``). A "restart" cancels the
-watcher and builds a fresh one from its stored form against the same store.
+Asset watchers exist from Airflow 3.0. The asset state store (the persisted watermark) and shared streams
+are Airflow 3.3's: those tests skip before it, while what a watcher does without a store (docs/events.md:
+a restart starts from now) runs on every Airflow 3. The store is Airflow's own ``AssetStateStoreAccessors``;
+only the supervisor behind it (the triggerer's link to the database) is a dict here
+(``tests/triggers/watching.py``). A "restart" cancels the watcher and builds a fresh one from its stored
+form against the same store.
 """
 
 from __future__ import annotations
@@ -13,8 +16,13 @@ import time
 from typing import Any
 
 import pytest
+
+from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS, AIRFLOW_V_3_3_PLUS
+
+if not AIRFLOW_V_3_0_PLUS:
+    pytest.skip("asset watchers need Airflow 3.0", allow_module_level=True)
+
 from airflow.triggers.base import TriggerEvent
-from airflow.triggers.shared_stream import SharedStreamManager
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.faults import Fault
@@ -31,6 +39,12 @@ from tests.triggers.watching import (
     until,
 )
 
+NEEDS_STATE_STORE = pytest.mark.skipif(
+    not AIRFLOW_V_3_3_PLUS, reason="asset_state_store (the persisted watermark) needs Airflow 3.3"
+)
+NEEDS_SHARED_STREAMS = pytest.mark.skipif(
+    not AIRFLOW_V_3_3_PLUS, reason="shared streams (one poll for several watchers) need Airflow 3.3"
+)
 SYNC_PATH = f"/v1/data-sources/{DATA_SOURCE}/sync"
 ASSET = "warehouse_synced"
 KEY = watermark_key("analytics_default", DATA_SOURCE)
@@ -39,6 +53,14 @@ KEY = watermark_key("analytics_default", DATA_SOURCE)
 @pytest.fixture
 def store(monkeypatch: pytest.MonkeyPatch) -> StateStoreSupervisor:
     return install_state_store(monkeypatch)
+
+
+@pytest.fixture(
+    params=[pytest.param(True, id="state-store", marks=NEEDS_STATE_STORE), pytest.param(False, id="no-state-store")]
+)
+def maybe_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> StateStoreSupervisor | None:
+    """The asset state store (Airflow 3.3), or none: what a watcher does either way."""
+    return install_state_store(monkeypatch) if request.param else None
 
 
 def watcher(poll_interval: float = POLL, data_source_id: str = DATA_SOURCE) -> DataSourceSyncedEventTrigger:
@@ -65,9 +87,18 @@ async def synced(sandbox: SandboxServer, outcome: str = "synced") -> None:
     await until(f"the sync {outcome}", done)
 
 
-def logged(capsys: pytest.CaptureFixture[str], level: str, text: str) -> list[str]:
-    """The trigger's log lines at ``level`` containing ``text`` (Airflow's structlog writes them to stdout)."""
-    return [line for line in capsys.readouterr().out.splitlines() if f"[{level}" in line and text in line]
+def logged(capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, level: str, text: str) -> list[str]:
+    """The trigger's log lines at ``level`` containing ``text``.
+
+    Airflow 3.1+ logs through structlog, which writes them to stdout; 3.0 through the standard library.
+    """
+    printed = [line for line in capsys.readouterr().out.splitlines() if f"[{level}" in line and text in line]
+    recorded = [
+        record.getMessage()
+        for record in caplog.records
+        if record.levelname == level.upper() and text in record.getMessage()
+    ]
+    return printed + recorded
 
 
 def later(payloads: list[dict[str, Any]]) -> bool:
@@ -76,12 +107,13 @@ def later(payloads: list[dict[str, Any]]) -> bool:
 
 
 def test_fires_once_for_each_new_sync_and_never_for_an_old_one(
-    sandbox: SandboxServer, hook: AnalyticsHook, store: StateStoreSupervisor
+    sandbox: SandboxServer, hook: AnalyticsHook, maybe_store: StateStoreSupervisor | None
 ) -> None:
     seeded = hook.get_sync_status(DATA_SOURCE)
+    assets = (ASSET,) if maybe_store is not None else ()
 
     async def scenario() -> list[dict[str, Any]]:
-        async with Watching(as_the_triggerer_builds_it(watcher(), ASSET)) as watching:
+        async with Watching(as_the_triggerer_builds_it(watcher(), *assets)) as watching:
             await more_polls(sandbox, 3)
             assert watching.events == []  # yesterday's seeded sync happened before the watcher existed
             await synced(sandbox)
@@ -99,14 +131,15 @@ def test_fires_once_for_each_new_sync_and_never_for_an_old_one(
     assert payloads[1] == hook.get_sync_status(DATA_SOURCE)  # the payload is the sync status itself
     assert payloads[1]["status"] == "synced"
     assert later([dict(seeded), *payloads])
-    assert store.values[(ASSET, KEY)] == {"last_synced_at": payloads[1]["last_synced_at"]}
+    if maybe_store is not None:
+        assert maybe_store.values[(ASSET, KEY)] == {"last_synced_at": payloads[1]["last_synced_at"]}
 
 
 def test_a_failed_sync_is_no_event_and_is_logged_once(
-    sandbox: SandboxServer, store: StateStoreSupervisor, capsys: pytest.CaptureFixture[str]
+    sandbox: SandboxServer, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     async def scenario() -> list[dict[str, Any]]:
-        async with Watching(as_the_triggerer_builds_it(watcher(), ASSET)) as watching:
+        async with Watching(as_the_triggerer_builds_it(watcher())) as watching:
             await more_polls(sandbox, 2)
             await synced(sandbox, "failed")
             await more_polls(sandbox, 8)
@@ -118,10 +151,11 @@ def test_a_failed_sync_is_no_event_and_is_logged_once(
     [payload] = asyncio.run(scenario())
 
     assert payload["status"] == "synced"
-    [failure] = logged(capsys, "warning", "not an event")  # once, though polled many times while failed
+    [failure] = logged(capsys, caplog, "warning", "not an event")  # once, though polled many times while failed
     assert "sync_failed" in failure  # the platform's error type, so the log says why
 
 
+@NEEDS_STATE_STORE
 def test_a_restart_repeats_nothing_and_loses_nothing(sandbox: SandboxServer, store: StateStoreSupervisor) -> None:
     async def scenario() -> list[list[dict[str, Any]]]:
         async with Watching(as_the_triggerer_builds_it(watcher(), ASSET)) as before:
@@ -165,6 +199,7 @@ def test_without_a_state_store_a_restart_starts_from_now(sandbox: SandboxServer)
     assert later([*before, *after])
 
 
+@NEEDS_SHARED_STREAMS
 def test_watchers_of_one_source_share_one_poll(sandbox: SandboxServer, store: StateStoreSupervisor) -> None:
     interval, window = 0.5, 3.0
 
@@ -175,6 +210,8 @@ def test_watchers_of_one_source_share_one_poll(sandbox: SandboxServer, store: St
         return polls(sandbox) - seen
 
     async def scenario() -> tuple[int, int, list[list[dict[str, Any]]]]:
+        from airflow.triggers.shared_stream import SharedStreamManager
+
         manager = SharedStreamManager()
         first = as_the_triggerer_builds_it(watcher(interval), "asset_a")
         second = as_the_triggerer_builds_it(watcher(interval), "asset_b")
@@ -208,6 +245,7 @@ def test_stream_keys_never_join_two_connections_or_sources() -> None:
     assert key(poll_interval=10) != key(poll_interval=300)  # a watcher is never slowed to another's pace
 
 
+@NEEDS_STATE_STORE
 def test_one_trigger_for_two_assets_keeps_the_watermark_of_each(
     sandbox: SandboxServer, store: StateStoreSupervisor
 ) -> None:
@@ -231,6 +269,7 @@ def test_one_trigger_for_two_assets_keeps_the_watermark_of_each(
     assert store.values[("asset_a", KEY)] == store.values[("asset_b", KEY)] == expected
 
 
+@NEEDS_STATE_STORE
 def test_a_refused_watermark_write_delays_the_event_instead_of_risking_a_repeat(
     sandbox: SandboxServer, store: StateStoreSupervisor
 ) -> None:
@@ -250,29 +289,31 @@ def test_a_refused_watermark_write_delays_the_event_instead_of_risking_a_repeat(
 
 
 def test_a_missing_data_source_is_logged_once_and_the_watcher_keeps_polling(
-    sandbox: SandboxServer, store: StateStoreSupervisor, capsys: pytest.CaptureFixture[str]
+    sandbox: SandboxServer, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     path = "/v1/data-sources/ds_missing/sync"
 
     async def scenario() -> list[TriggerEvent]:
-        async with Watching(as_the_triggerer_builds_it(watcher(data_source_id="ds_missing"), ASSET)) as watching:
+        async with Watching(as_the_triggerer_builds_it(watcher(data_source_id="ds_missing"))) as watching:
             await more_polls(sandbox, 6, path)  # Watching's exit fails the test if the watcher had ended
         return watching.events
 
     assert asyncio.run(scenario()) == []
     assert set(requests_to(sandbox, path)) == {404}
-    [error] = logged(capsys, "error", "ds_missing")
+    [error] = logged(capsys, caplog, "error", "ds_missing")
     assert "not found" in error
     assert "keep polling" in error
 
 
 def test_transient_errors_keep_the_watcher_polling(
-    sandbox: SandboxServer, store: StateStoreSupervisor, monkeypatch: pytest.MonkeyPatch
+    sandbox: SandboxServer, maybe_store: StateStoreSupervisor | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     set_connection(monkeypatch, sandbox, max_retries=0)  # each 503 reaches the trigger, not the client's retries
 
+    assets = (ASSET,) if maybe_store is not None else ()
+
     async def scenario() -> list[dict[str, Any]]:
-        async with Watching(as_the_triggerer_builds_it(watcher(), ASSET)) as watching:
+        async with Watching(as_the_triggerer_builds_it(watcher(), *assets)) as watching:
             await more_polls(sandbox, 2)
             sandbox.state.inject(Fault.status(503, path=SYNC_PATH + "$", times=4))
             await synced(sandbox)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -12,7 +14,7 @@ from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from tests.support.context import SLOW
-from tests.support.names import POLL, WORKFLOW
+from tests.support.names import CONN_ENV, POLL, WORKFLOW
 from tests.support.triggers import execution_path, execution_view, only_event, requests_to, set_connection, soon
 
 
@@ -237,19 +239,36 @@ def test_error_after_a_successful_poll_keeps_the_last_state(sandbox: SandboxServ
     assert requests_to(sandbox, path) == [200, 403]
 
 
-def test_trigger_uses_the_async_connection_lookup(
-    sandbox: SandboxServer, hook: AnalyticsHook, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("form", ["json", "uri"])
+def test_the_connection_is_never_looked_up_on_the_event_loop(
+    sandbox: SandboxServer, hook: AnalyticsHook, monkeypatch: pytest.MonkeyPatch, form: str
 ) -> None:
-    """A blocking lookup inside the triggerer's event loop is what broke other providers."""
+    """A blocking lookup inside the triggerer's event loop is what broke other providers.
+
+    Airflow 3.3.2+ looks ``AIRFLOW_CONN_*`` up with ``aget_connection``; before (2.11 to 3.3.1),
+    common-compat's ``get_async_connection`` runs the blocking ``get_connection`` in a worker thread. Either
+    way, no blocking lookup may run on the loop's own thread.
+    """
     from airflow.providers.common.compat.sdk import BaseHook
 
     execution = hook.execute_workflow(WORKFLOW)
+    if form == "uri":  # extras arrive as strings; the host, with its scheme, percent-encoded
+        monkeypatch.setenv(CONN_ENV, f"analytics://:{sandbox.token}@{quote(sandbox.base_url, safe='')}")
+    blocking = BaseHook.get_connection.__func__  # type: ignore[attr-defined]
+    lookups: list[str] = []
 
-    def blocking_lookup(cls: Any, conn_id: str) -> Any:
-        raise AssertionError(f"blocking get_connection({conn_id!r}) called from a trigger")
+    def recorded(cls: Any, conn_id: str) -> Any:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            lookups.append(f"{conn_id} in a worker thread")
+        else:
+            lookups.append(f"{conn_id} on the event loop")
+        return blocking(cls, conn_id)
 
-    monkeypatch.setattr(BaseHook, "get_connection", classmethod(blocking_lookup))
+    monkeypatch.setattr(BaseHook, "get_connection", classmethod(recorded))
     event = only_event(
         ExecutionTrigger(workflow_id=WORKFLOW, execution_id=execution["id"], poll_interval=POLL, deadline=soon())
     )
     assert event["status"] == "success"
+    assert not [lookup for lookup in lookups if "on the event loop" in lookup], lookups

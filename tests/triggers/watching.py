@@ -1,11 +1,17 @@
-"""Run event triggers the way Airflow 3.3's triggerer does, in a test's event loop.
+"""Run event triggers the way Airflow's triggerer does (3.0 on), in a test's event loop.
 
-- :class:`StateStoreSupervisor` answers the asset state store messages that Airflow's own
-  ``AssetStateStoreAccessors`` send (in the triggerer they go to its supervisor and on to the database),
-  so the trigger talks to the real accessor classes and a test can restart a watcher against the same store.
+- :func:`as_the_triggerer_builds_it` stores a watcher as the DAG processor does and rebuilds it from the
+  ``Trigger`` row as the triggerer does, on every Airflow 3 release (``tests/support/triggers.py``).
+- :class:`StateStoreSupervisor` (Airflow 3.3's ``asset_state_store``) answers the asset state store messages
+  that Airflow's own ``AssetStateStoreAccessors`` send (in the triggerer they go to its supervisor and on to
+  the database), so the trigger talks to the real accessor classes and a test can restart a watcher against
+  the same store.
 - :class:`Watching` runs one watcher in the background: through ``run()``, or, given a
   ``SharedStreamManager``, through ``shared_stream_key`` / ``subscribe`` / ``filter_shared_stream`` exactly as
-  ``TriggerRunner.run_trigger`` does; it collects the events and cancels the watcher on exit (a restart).
+  ``TriggerRunner.run_trigger`` does (3.3); it collects the events and cancels the watcher on exit (a restart).
+
+The 3.3-only names (the state store's messages and accessors, shared streams) are imported where used, so
+the rest works on 3.0 to 3.2.
 """
 
 from __future__ import annotations
@@ -15,24 +21,15 @@ import contextlib
 import itertools
 import time
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from airflow.sdk import Asset
-from airflow.sdk.exceptions import ErrorType
-from airflow.sdk.execution_time import task_runner
-from airflow.sdk.execution_time.comms import (
-    AssetStateStoreResult,
-    ErrorResponse,
-    GetAssetStateStoreByName,
-    OKResponse,
-    SetAssetStateStoreByName,
-)
-from airflow.sdk.execution_time.context import AssetStateStoreAccessors
-from airflow.serialization.decoders import smart_decode_trigger_kwargs
-from airflow.serialization.encoders import encode_trigger
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
-from airflow.triggers.shared_stream import SharedStreamManager
+
+from tests.support.triggers import encode_watcher_trigger, instantiate, triggerer_kwargs
+
+if TYPE_CHECKING:
+    from airflow.triggers.shared_stream import SharedStreamManager
 
 _trigger_ids = itertools.count(1)
 
@@ -46,6 +43,15 @@ class StateStoreSupervisor:
         self.refuse_sets = 0  # answer this many set requests with an error, as an unreachable API would
 
     async def asend(self, msg: object) -> object:
+        from airflow.sdk.exceptions import ErrorType
+        from airflow.sdk.execution_time.comms import (
+            AssetStateStoreResult,
+            ErrorResponse,
+            GetAssetStateStoreByName,
+            OKResponse,
+            SetAssetStateStoreByName,
+        )
+
         if isinstance(msg, GetAssetStateStoreByName):
             if (msg.name, msg.key) in self.values:
                 return AssetStateStoreResult(value=self.values[(msg.name, msg.key)])
@@ -61,7 +67,9 @@ class StateStoreSupervisor:
 
 
 def install_state_store(monkeypatch: pytest.MonkeyPatch) -> StateStoreSupervisor:
-    """A supervisor for the asset state store, installed where Airflow's accessors look for it."""
+    """A supervisor for the asset state store, installed where Airflow's accessors look for it (3.3)."""
+    from airflow.sdk.execution_time import task_runner
+
     supervisor = StateStoreSupervisor()
     monkeypatch.setattr(task_runner, "SUPERVISOR_COMMS", supervisor, raising=False)
     return supervisor
@@ -70,15 +78,19 @@ def install_state_store(monkeypatch: pytest.MonkeyPatch) -> StateStoreSupervisor
 def as_the_triggerer_builds_it(trigger: BaseEventTrigger, *asset_names: str) -> BaseEventTrigger:
     """A fresh instance from the trigger's stored form, given the state store of its watched assets.
 
-    As ``TriggerRunner.create_triggers`` does: encode as the DAG processor stores it, decode the kwargs,
-    instantiate, then set ``asset_state_store`` for the assets that watch it (none: no state store).
+    The DAG processor encodes the watcher's trigger and stores it in an encrypted ``Trigger`` row; the
+    triggerer decrypts and decodes the kwargs, instantiates, then (Airflow 3.3) sets ``asset_state_store``
+    for the assets that watch it. No asset names: no state store, as on Airflow 3.0 to 3.2.
     """
-    encoded = encode_trigger(trigger)
-    module_name, _, class_name = encoded["classpath"].rpartition(".")
-    cls = getattr(__import__(module_name, fromlist=[class_name]), class_name)
-    kwargs = {key: smart_decode_trigger_kwargs(value) for key, value in encoded["kwargs"].items()}
-    rebuilt: BaseEventTrigger = cls(**kwargs)
+    from airflow.models.trigger import Trigger
+
+    encoded = encode_watcher_trigger(trigger)
+    row = Trigger(classpath=encoded["classpath"], kwargs=encoded["kwargs"])
+    rebuilt: BaseEventTrigger = instantiate(row.classpath, triggerer_kwargs(row))
     if asset_names:
+        from airflow.sdk import Asset
+        from airflow.sdk.execution_time.context import AssetStateStoreAccessors
+
         rebuilt.asset_state_store = AssetStateStoreAccessors(inlets=[Asset(name=name) for name in asset_names])
     return rebuilt
 
