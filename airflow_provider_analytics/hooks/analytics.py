@@ -13,6 +13,7 @@ from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsConnection, masked_config
 from airflow_provider_analytics.hooks.connection import redact, ui_url_of
 from airflow_provider_analytics.hooks.destinations import DownloadResult, download_report_to
+from airflow_provider_analytics.hooks.forms import connection_form_widgets, field_behaviour
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.core import ClientConfig
@@ -51,6 +52,19 @@ class AnalyticsHook(AnalyticsConnection):
 
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
+
+    # The connection form for Airflow before 3.2, which reads it from the registered hook class's own
+    # __dict__; generated from the provider info that 3.2 and later read (hooks/forms.py).
+
+    @classmethod
+    def get_connection_form_widgets(cls) -> dict[str, Any]:
+        """The extra fields of the connection form (``conn-fields`` of the provider info) as wtforms fields."""
+        return connection_form_widgets(cls.conn_type)
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        """Hidden, relabelled and placeholder fields of the connection form (``ui-field-behaviour``)."""
+        return field_behaviour(cls.conn_type)
 
     @cached_property
     def connection(self) -> Any:
