@@ -15,6 +15,8 @@ INTEGRATION = "Analytics Platform"
 
 def get_provider_info() -> dict[str, Any]:
     """Return the provider's registration metadata (package, hooks, triggers, connection type)."""
+    from airflow_provider_analytics.version_compat import ASSET_URIS_KEY  # Airflow is imported when this is read
+
     return {
         "package-name": "airflow-provider-analytics",
         "name": "Analytics Platform",
@@ -71,13 +73,15 @@ def get_provider_info() -> dict[str, Any]:
         ],
         # analytics://<host>/<kind>/<id>: Airflow checks and normalises such Assets with the handler; the
         # OpenLineage provider names them as the operators' lineage does (docs/lineage.md).
-        "asset-uris": [
+        ASSET_URIS_KEY: [  # "dataset-uris" on Airflow 2
             {
                 "schemes": ["analytics"],
                 "handler": "airflow_provider_analytics.lineage.uris.normalize_uri",
                 "to_openlineage_converter": "airflow_provider_analytics.lineage.uris.convert_asset_to_openlineage",
             }
         ],
+        # Airflow 3.2+ reads the connection form from here; AnalyticsHook generates the same form for
+        # earlier releases from these entries (hooks/forms.py).
         "connection-types": [
             {
                 "connection-type": "analytics",

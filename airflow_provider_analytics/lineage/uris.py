@@ -4,8 +4,15 @@ One platform object has one name everywhere: ``Asset("analytics://api.example.co
 a DAG and the dataset an operator reports to OpenLineage (namespace ``analytics://api.example.com``, name
 ``dashboard/db_sales``) are the same thing, so the Airflow asset graph and a lineage tool agree.
 
-Registered in the provider info (``asset-uris``); Airflow calls :func:`normalize_uri` on every such
-``Asset`` and the OpenLineage provider calls :func:`convert_asset_to_openlineage`. This module stays cheap to
+Registered in the provider info (``asset-uris``; ``dataset-uris`` on Airflow 2, for ``Dataset``); Airflow
+calls :func:`normalize_uri` on every such ``Asset`` and the OpenLineage provider calls
+:func:`convert_asset_to_openlineage`. Where Airflow does not let the handler refuse a URI:
+
+- Airflow drops a URI's user info (with a ``UserWarning``) *before* it calls the handler: any user info on
+  2.11 and 3.0, user info with a password from 3.1 on. Only ``analytics://user@host/...`` on 3.1+ reaches
+  :func:`normalize_uri`, which refuses it; elsewhere the asset is the URI without the user info.
+- Airflow 2.11 turns the handler's ``ValueError`` into a ``UserWarning`` carrying its message, unless
+  ``[core] strict_dataset_uri_validation`` is on; Airflow 3 always refuses the ``Asset``. This module stays cheap to
 import (Airflow imports it while registering providers) and imports OpenLineage only inside the converter.
 """
 
