@@ -40,14 +40,16 @@ demo: install
 	$(BIN)/python tools/demo.py
 
 # A real deployment on loopback (Postgres, api-server, scheduler, dag-processor, triggerer; with
-# EXECUTOR=celery also Redis and two Celery workers): see docs/deployment.md.
+# EXECUTOR=celery also Redis and two Celery workers): see docs/deployment.md. AIRFLOW=2.11.2 runs that
+# release (webserver, scheduler, triggerer) from its make test-compat venv; empty: .venv's Airflow 3.3.2.
 EXECUTOR ?= local
+AIRFLOW ?=
 e2e: install
 	@if [ "$(EXECUTOR)" = celery ] && ! command -v redis-server >/dev/null; then \
 		echo "installing redis-server (Debian package)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	fi
-	cd tools/e2e && ../../$(BIN)/python run.py --executor $(EXECUTOR)
+	cd tools/e2e && ../../$(BIN)/python run.py --executor $(EXECUTOR) --airflow "$(AIRFLOW)" --uv ../../$(UV)
 
 # Benchmarks (bench/README.md): import cost, a 1 GiB download, thousands of waits in one triggerer loop.
 # Writes bench/results/; about 15 minutes. The full triggerer run (longer windows): bench/triggerer.py.

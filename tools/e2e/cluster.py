@@ -19,8 +19,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from releases import Release
+
 ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 KEPT_LOGS = ROOT / ".e2e-logs"
 PG_BIN = next(
     (Path(p) for p in ("/usr/lib/postgresql/15/bin", "/usr/local/bin") if (Path(p) / "initdb").exists()), None
@@ -85,14 +86,18 @@ class Process:
 
 
 class Cluster:
-    """A sandbox and a real Airflow (api-server, scheduler, dag-processor, triggerer, workers) on Postgres.
+    """A sandbox and a real Airflow (the release's components, workers) on Postgres.
 
+    :param release: what differs by Airflow major (releases.py): components, settings, REST API.
+    :param bin_dir: the virtualenv's ``bin`` holding that Airflow's ``airflow`` command.
     :param executor: ``local`` or ``celery`` (then Redis and two Celery workers are started too).
     :param dags: the folder Airflow parses.
     :param sandbox_args: extra options for the sandbox CLI (durations).
     """
 
-    def __init__(self, executor: str, dags: Path, sandbox_args: list[str]) -> None:
+    def __init__(self, release: Release, bin_dir: Path, executor: str, dags: Path, sandbox_args: list[str]) -> None:
+        self.release = release
+        self.bin = bin_dir
         self.executor = executor
         self.dags = dags
         self.sandbox_args = sandbox_args
@@ -102,8 +107,11 @@ class Cluster:
         self.logs.mkdir()
         self.exports = self.home / "exports"
         self.processes: dict[str, Process] = {}
-        self.ports = {name: free_port() for name in ("api", "postgres", "sandbox", "redis")}
+        names = ("api", "postgres", "sandbox", "redis", "worker_logs", "trigger_logs")
+        self.ports = {name: free_port() for name in names}
         self.pg_data = self.home / "pg"
+        self.tmp = self.home / "tmp"
+        self.tmp.mkdir()
         self.keep_logs = False
 
     # --- start ----------------------------------------------------------------------------------
@@ -115,12 +123,15 @@ class Cluster:
                 self._start_redis()
             self._start_sandbox()
             self.airflow("db", "migrate", timeout=300)
-            for component in ("api-server", "scheduler", "dag-processor", "triggerer"):
+            for command in self.release.setup:
+                self.airflow(*command.split())
+            for component in self.release.components:
                 self.start_component(component)
             if self.executor == "celery":
                 for worker in ("worker_a", "worker_b"):
                     self.start_component(worker)
-            wait_for("the api-server answering", lambda: self.api("GET", "/api/v2/monitor/health"), 120)
+            health = f"http://127.0.0.1:{self.ports['api']}{self.release.health}"
+            wait_for(f"the {self.release.components[0]} answering", lambda: _http("GET", health), 180)
         except BaseException:
             self.__exit__()
             raise
@@ -161,7 +172,7 @@ class Cluster:
         server = shutil.which("redis-server")
         if server is None:
             raise RuntimeError(
-                "redis-server is not installed: make e2e-deps installs it (apt-get install redis-server)"
+                "redis-server is not installed: make e2e EXECUTOR=celery installs it (apt-get install redis-server)"
             )
         argv = [server, "--port", str(self.ports["redis"]), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
         self.processes["redis"] = Process("redis", argv, dict(os.environ), self.logs)
@@ -190,19 +201,20 @@ class Cluster:
         redis = f"redis://127.0.0.1:{self.ports['redis']}/0"
         env.update({
             "AIRFLOW_HOME": str(self.home / "airflow"),
+            # Task and trigger logs kept with the components' logs; their log servers on ports of their own.
+            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(self.logs / "airflow"),
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(self.ports["worker_logs"]),
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(self.ports["trigger_logs"]),
+            # Nothing outside the private folder: temporary files (2.x's web server caches in the temporary
+            # folder), and gunicorn's control socket (start_component) rather than ~/.gunicorn.
+            "TMPDIR": str(self.tmp),
             "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": executor,
             "AIRFLOW__CORE__PARALLELISM": "8",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN":
                 f"postgresql+psycopg2://postgres@127.0.0.1:{self.ports['postgres']}/airflow",
-            "AIRFLOW__API__PORT": str(self.ports["api"]),
-            "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{self.ports['api']}",
-            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{self.ports['api']}/execution/",
-            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "20",
             "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__CELERY__BROKER_URL": redis,
             "AIRFLOW__CELERY__RESULT_BACKEND":
                 f"db+postgresql+psycopg2://postgres@127.0.0.1:{self.ports['postgres']}/airflow",
@@ -210,23 +222,27 @@ class Cluster:
             "AIRFLOW_VAR_ANALYTICS_EXPORT_DIR": str(self.exports),
             "PYTHONPATH": str(ROOT / "tools" / "e2e"),
         })  # fmt: skip
+        env.update({name: value.format(api_port=self.ports["api"]) for name, value in self.release.settings.items()})
         if hostname:
             env["AIRFLOW__CORE__HOSTNAME_CALLABLE"] = f"hostnames.{hostname}"  # tools/e2e/hostnames.py
         return env
 
     def airflow(self, *args: str, timeout: float = 120) -> str:
-        done = subprocess.run([str(BIN / "airflow"), *args], env=self.env(), capture_output=True, text=True,
+        done = subprocess.run([str(self.bin / "airflow"), *args], env=self.env(), capture_output=True, text=True,
                               timeout=timeout)  # fmt: skip
         if done.returncode != 0:
             raise RuntimeError(f"airflow {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
         return done.stdout
 
     def start_component(self, component: str) -> Process:
+        runtime = self.home / "run" / component  # gunicorn's control socket, one per component
+        runtime.mkdir(parents=True, exist_ok=True)
         if component.startswith("worker_"):
-            argv = [str(BIN / "airflow"), "celery", "worker", "--concurrency", "2", "-H", component]
-            process = Process(component, argv, self.env(hostname=component), self.logs)
+            argv = [str(self.bin / "airflow"), "celery", "worker", "--concurrency", "2", "-H", component]
+            env = self.env(hostname=component)
         else:
-            process = Process(component, [str(BIN / "airflow"), component], self.env(), self.logs)
+            argv, env = [str(self.bin / "airflow"), component], self.env()
+        process = Process(component, argv, {**env, "XDG_RUNTIME_DIR": str(runtime)}, self.logs)
         self.processes[component] = process
         return process
 
@@ -238,7 +254,9 @@ class Cluster:
     # --- HTTP -----------------------------------------------------------------------------------
 
     def api(self, method: str, path: str, body: Any = None) -> Any:
-        return _http(method, f"http://127.0.0.1:{self.ports['api']}{path}", body)
+        """Call the release's stable REST API: ``path`` comes after its prefix (``/dags/...``)."""
+        url = f"http://127.0.0.1:{self.ports['api']}{self.release.api}{path}"
+        return _http(method, url, body, self.release.headers())
 
     def sandbox(self, method: str, path: str, body: Any = None) -> Any:
         return _http(method, f"{self.sandbox_url}{path}", body, {"Authorization": "Bearer sandbox-token"})

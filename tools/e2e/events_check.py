@@ -20,16 +20,16 @@ SOURCE = "ds_warehouse"
 
 def event_driven_start(deployment: Any, checks: Any) -> None:
     cluster = deployment.cluster
-    cluster.api("PATCH", f"/api/v2/dags/{DAG_ID}", {"is_paused": False})
+    cluster.api("PATCH", f"/dags/{DAG_ID}", {"is_paused": False})
     try:
         checks.check("a sync starts exactly one asset-triggered run", lambda: _one_run_for_a_sync(deployment))
         checks.check("a triggerer restart repeats no sync", lambda: _restart_repeats_nothing(deployment))
     finally:
-        cluster.api("PATCH", f"/api/v2/dags/{DAG_ID}", {"is_paused": True})
+        cluster.api("PATCH", f"/dags/{DAG_ID}", {"is_paused": True})
 
 
 def _events(cluster: Any) -> list[dict[str, Any]]:
-    path = f"/api/v2/assets/events?name_pattern={ASSET}&limit=100&order_by=timestamp"
+    path = f"/assets/events?name_pattern={ASSET}&limit=100&order_by=timestamp"
     return list(cluster.api("GET", path)["asset_events"])
 
 
