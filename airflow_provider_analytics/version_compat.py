@@ -9,6 +9,9 @@ of what each difference means for users.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _distribution_version
+from pathlib import Path, PurePath
 from typing import Any
 
 from airflow import __version__ as _AIRFLOW_VERSION_TEXT
@@ -28,6 +31,40 @@ HAS_TASK_STATE_STORE = AIRFLOW_V_3_3_PLUS
 DECLARATIVE_CONNECTION_FORM = AIRFLOW_V_3_2_PLUS
 # Provider info names its asset URI handlers "asset-uris" from 3.0 on, "dataset-uris" on 2.x.
 ASSET_URIS_KEY = "asset-uris" if AIRFLOW_V_3_0_PLUS else "dataset-uris"
+
+
+def _upath_version() -> Version:
+    try:
+        return Version(_distribution_version("universal-pathlib"))
+    except PackageNotFoundError:  # every supported Airflow depends on it; kept safe for odd installs
+        return Version("0")
+
+
+# ObjectStoragePath is built on universal-pathlib, whose shape changed: 0.2 (Airflow 2.11, 3.0 and 3.1 resolve
+# it) makes every ObjectStoragePath a pathlib.Path subclass whose str() is its URI, so it passes
+# isinstance(p, Path) and os functions given one see "file:///..."; 0.3 (3.2+) is no Path. Airflow 3.0 allows
+# 0.3 too, but its ObjectStoragePath then refuses every protocol ("detected protocol s3 which is
+# incompatible"): there, object storage destinations need universal-pathlib<0.3 (docs/compatibility.md).
+UNIVERSAL_PATHLIB_VERSION = _upath_version()
+OBJECT_STORAGE_PATHS_WORK = not (
+    AIRFLOW_V_3_0_PLUS and not AIRFLOW_V_3_1_PLUS and Version("0.3") <= UNIVERSAL_PATHLIB_VERSION
+)
+_LOCAL_PROTOCOLS = ("file", "local")
+
+
+def local_path_of(path: Any) -> Path | None:
+    """The plain :class:`pathlib.Path` of a path on this machine, or ``None`` for object storage.
+
+    An ``ObjectStoragePath`` on the local file system (protocol ``file`` or ``local``) becomes the plain path
+    it names, so it is written with the same local-file rules as a path string on every universal-pathlib.
+
+    :param path: a ``pathlib`` path or an ``ObjectStoragePath``.
+    """
+    from airflow.providers.common.compat.sdk import ObjectStoragePath
+
+    if isinstance(path, ObjectStoragePath):  # checked first: on universal-pathlib 0.2 it is a PurePath too
+        return Path(path.path) if path.protocol in _LOCAL_PROTOCOLS else None
+    return Path(path) if isinstance(path, PurePath) else None
 
 
 def require_airflow_3(feature: str) -> None:

@@ -57,9 +57,12 @@ class Combination:
 # Every supported release, each Python minor of the support line at least once (``make test`` is 3.3.2 on 3.11).
 MATRIX = (
     Combination(airflow="2.11.2", python="3.11"),
-    # 3.0.6's `dags test` needs an older FastAPI and Cadwyn than it allows. Its connection form shows a hook's
-    # extra fields only when wtforms imports (the FAB provider brings it): installed as a user would.
-    Combination(airflow="3.0.6", python="3.12", holds=("fastapi<0.118", "cadwyn<6", "wtforms")),
+    # 3.0.6's `dags test` needs an older FastAPI and Cadwyn than it allows, and its ObjectStoragePath refuses
+    # every protocol on universal-pathlib 0.3, which it also allows. Its connection form shows a hook's extra
+    # fields only when wtforms imports (the FAB provider brings it): installed as a user would.
+    Combination(
+        airflow="3.0.6", python="3.12", holds=("fastapi<0.118", "cadwyn<6", "universal-pathlib<0.3", "wtforms")
+    ),
     Combination(airflow="3.1.8", python="3.13"),
     # svcs 26.2 breaks 3.2's in-process execution API; 3.2.2 does not bound FastAPI (0.165 fails in pydantic).
     Combination(airflow="3.2.2", python="3.12", holds=("svcs<26.2", "fastapi<0.137")),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote, urlsplit
 
+from airflow_provider_analytics.version_compat import local_path_of
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.download import ReportStream
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
@@ -46,10 +47,11 @@ class DownloadResult:
 
 @dataclass(frozen=True)
 class Destination:
-    """A parsed destination: the path, and whether it is a folder."""
+    """A parsed destination: the path, whether it is a folder, and whether to report it as a ``file://`` URI."""
 
     path: AnyPath
     is_folder: bool
+    file_uri: bool = False
 
     @classmethod
     def parse(cls, destination: object) -> Destination:
@@ -63,7 +65,11 @@ class Destination:
         from airflow.providers.common.compat.sdk import ObjectStoragePath
 
         if isinstance(destination, ObjectStoragePath):
-            return cls(destination, str(destination).endswith("/") or destination.is_dir())
+            folder_hint = str(destination).endswith("/")
+            local = local_path_of(destination)
+            if local is not None:  # written as a local file; reported as the file:// URI it was given as
+                return cls(local, folder_hint or local.is_dir(), file_uri=True)
+            return cls(destination, folder_hint or destination.is_dir())
         if isinstance(destination, (str, os.PathLike)):
             text = os.fspath(destination)
             if not isinstance(text, str) or not text.strip():
@@ -101,8 +107,11 @@ class Destination:
         return self.path / filename if self.is_folder else self.path
 
     def uri_of(self, path: AnyPath) -> str:
-        """How to report ``path`` to users: a plain path when local, the URI otherwise."""
-        return str(path)
+        """How to report ``path`` to users: a plain path when local, the URI otherwise.
+
+        A local ``ObjectStoragePath`` destination is reported as its ``file://`` URI, as it was given.
+        """
+        return f"file://{path}" if self.file_uri else str(path)
 
 
 def _local_path_of_file_uri(uri: str) -> str:
@@ -121,10 +130,11 @@ def refuse_existing(target: AnyPath, overwrite: bool) -> None:
 
 
 def _open_new(partial: AnyPath) -> BinaryIO:
-    if isinstance(partial, Path):
+    local = local_path_of(partial)  # never isinstance(partial, Path): an ObjectStoragePath may be one
+    if local is not None:
         # A local file is created, never reused: O_EXCL refuses an existing file or a planted symlink.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-        return os.fdopen(os.open(partial, flags, 0o666), "wb")
+        return os.fdopen(os.open(local, flags, 0o666), "wb")
     opened: BinaryIO = partial.open("wb")
     return opened
 
