@@ -15,8 +15,12 @@ INTEGRATION = "Analytics Platform"
 
 def get_provider_info() -> dict[str, Any]:
     """Return the provider's registration metadata (package, hooks, triggers, connection type)."""
-    from airflow_provider_analytics.version_compat import ASSET_URIS_KEY  # Airflow is imported when this is read
+    # Airflow 2 names the asset URI handlers "dataset-uris" (version_compat.ASSET_URIS_KEY). Read here from
+    # Airflow's __version__, set before Airflow imports anything: Airflow may be importing right now, started
+    # by version_compat itself, and calls this on the way.
+    from airflow import __version__ as airflow_version
 
+    asset_uris_key = "asset-uris" if int(airflow_version.split(".")[0]) >= 3 else "dataset-uris"
     return {
         "package-name": "airflow-provider-analytics",
         "name": "Analytics Platform",
@@ -73,7 +77,7 @@ def get_provider_info() -> dict[str, Any]:
         ],
         # analytics://<host>/<kind>/<id>: Airflow checks and normalises such Assets with the handler; the
         # OpenLineage provider names them as the operators' lineage does (docs/lineage.md).
-        ASSET_URIS_KEY: [  # "dataset-uris" on Airflow 2
+        asset_uris_key: [
             {
                 "schemes": ["analytics"],
                 "handler": "airflow_provider_analytics.lineage.uris.normalize_uri",
