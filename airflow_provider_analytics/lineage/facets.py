@@ -72,11 +72,12 @@ def declared_datasets(operator: Any) -> tuple[list[Any], list[Any]]:
     :param operator: the operator.
     """
     from airflow.providers.common.compat.openlineage.utils.utils import translate_airflow_asset
+    from airflow.providers.common.compat.sdk import Asset  # a Dataset on Airflow 2
 
     def convert(assets: Any) -> list[Any]:
         found = []
         for asset in assets or []:
-            if type(asset).__name__ == "Asset" and (dataset := translate_airflow_asset(asset, None)) is not None:
+            if isinstance(asset, Asset) and (dataset := translate_airflow_asset(asset, None)) is not None:
                 found.append(dataset)
         return found
 

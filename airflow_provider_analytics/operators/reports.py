@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from airflow.providers.common.compat.sdk import Context, conf
+from airflow.providers.common.compat.sdk import Asset, Context, conf
 
 from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
@@ -172,7 +172,7 @@ class DownloadReportOperator(ReportWaiting):
                       result.sha256)  # fmt: skip
         context["ti"].xcom_push(key="download", value=result.to_dict())
         for outlet in self.outlets:
-            if type(outlet).__name__ == "Asset":
+            if isinstance(outlet, Asset):  # a Dataset on Airflow 2
                 context["outlet_events"][outlet].extra.update(result.to_dict())
         return result.uri
 
