@@ -1,64 +1,41 @@
-"""Real Airflow runs: a migrated SQLite metadata DB per test session and ``dag.test()`` on the test DAGs."""
+"""Real Airflow runs: a migrated SQLite metadata DB per test session and ``dag.test()`` on the test DAGs.
+
+What differs between releases (where ``DagBag`` lives, how XCom rows decode) is in ``support/airflow_runs.py``.
+"""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from tests.support.airflow_runs import RUN_ENV, RunResult, load_dagbag, migrate_db, run_dag_test
+
 
 @pytest.fixture(scope="session")
-def airflow_db() -> None:
-    """``airflow db migrate`` once, into the session's temporary AIRFLOW_HOME."""
-    subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], check=True, capture_output=True, timeout=300)
+def airflow_db() -> Iterator[None]:
+    """``airflow db migrate`` once, into the session's temporary AIRFLOW_HOME; :data:`RUN_ENV` for the runs."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in RUN_ENV.items():
+            patch.setenv(name, value)
+        migrate_db()
+        yield
 
 
 @pytest.fixture(scope="session")
 def dagbag(airflow_db: None) -> Any:
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
+    bag = load_dagbag(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
     assert not bag.import_errors, bag.import_errors
     return bag
-
-
-@dataclass
-class RunResult:
-    """What a ``dag.test()`` run left behind."""
-
-    state: str
-    states: dict[str, str]
-    tries: dict[str, int]
-    xcoms: dict[tuple[str, str], Any]
-
-    def xcom(self, task_id: str, key: str = "return_value") -> Any:
-        return self.xcoms.get((task_id, key))
 
 
 @pytest.fixture
 def run_dag(dagbag: Any, sandbox: Any) -> Callable[..., RunResult]:
     """Run a test DAG with ``dag.test(run_conf=conf)`` against the fresh sandbox."""
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
 
     def run(dag_id: str, **conf: Any) -> RunResult:
-        dag_run = dagbag.get_dag(dag_id).test(run_conf=conf)
-        tis = dag_run.get_task_instances()
-        with create_session() as session:
-            rows = session.query(XComModel).filter(
-                XComModel.run_id == dag_run.run_id, XComModel.dag_id == dag_run.dag_id
-            )
-            xcoms = {(row.task_id, row.key): row.value for row in rows}
-        return RunResult(
-            state=str(dag_run.state),
-            states={ti.task_id: str(ti.state) for ti in tis},
-            tries={ti.task_id: ti.try_number for ti in tis},
-            xcoms=xcoms,
-        )
+        return RunResult.of(run_dag_test(dagbag.get_dag(dag_id), conf))
 
     return run
