@@ -1,5 +1,7 @@
 """(e) Event-driven: refresh the sales report whenever the warehouse data source finishes a sync.
 
+Needs Airflow 3.0 or later (``AssetWatcher``); on Airflow 2.11 this file does not import (docs/compatibility.md).
+
 No schedule and no sensor: an ``AssetWatcher`` runs ``DataSourceSyncedEventTrigger`` in the triggerer, and
 every new successful sync of ``ds_warehouse`` becomes an event of the ``analytics-warehouse-synced`` asset,
 which starts a run. The event's payload is the sync status; the first task reads it. Syncs that come faster

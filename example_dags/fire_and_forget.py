@@ -23,7 +23,8 @@ with DAG(
     start_refresh = ExecuteWorkflowOperator(
         task_id="start_refresh",
         workflow_id="wf_sessionize_events",
-        inputs={"hour": "{{ dag_run.run_after | ts }}"},  # defined however the run was triggered
+        # run_after on Airflow 3 (defined however the run was triggered), the logical date on Airflow 2
+        inputs={"hour": "{{ (dag_run.run_after | default(dag_run.logical_date)) | ts }}"},
         wait_for_completion=False,
     )
 

@@ -2,7 +2,7 @@
 
 The sensor waits until ``ds_warehouse`` has synced *after* the run's data interval ended (freshness,
 not status). The report file lands in a local folder; for object storage use a URI instead, e.g.
-``destination="s3://analytics-exports/sales/{{ dag_run.run_after | ds }}/"`` with an ``aws_default`` connection.
+``destination="s3://analytics-exports/sales/" + DAY + "/"`` with an ``aws_default`` connection.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from airflow_provider_analytics.operators.reports import DownloadReportOperator,
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 
 EXPORT_DIR = "{{ var.value.get('analytics_export_dir', '/tmp/analytics-exports') }}"
-# run_after exists for every run; {{ ds }} does not when a run is triggered without a logical date.
-DAY = "{{ dag_run.run_after | ds }}"
+# The run's day, however it was triggered: Airflow 3 gives every run a run_after ({{ ds }} is undefined when a
+# run has no logical date); Airflow 2 has no run_after but gives every run a logical date.
+DAY = "{{ (dag_run.run_after | default(dag_run.logical_date)) | ds }}"
 sales_report_file = Asset("analytics-sales-report")
 
 with DAG(

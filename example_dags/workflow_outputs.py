@@ -22,8 +22,9 @@ with DAG(
     enrich = ExecuteWorkflowOperator(
         task_id="enrich",
         workflow_id="wf_nightly_enrichment",
-        # run_after exists for every run; {{ ds }} does not when a run is triggered without a logical date.
-        inputs={"day": "{{ dag_run.run_after | ds }}", "mode": "incremental"},
+        # The run's day, however it was triggered: run_after on Airflow 3 (a run may have no logical date
+        # there, and then no {{ ds }}), the logical date on Airflow 2 (which has no run_after).
+        inputs={"day": "{{ (dag_run.run_after | default(dag_run.logical_date)) | ds }}", "mode": "incremental"},
         deferrable=True,
         poll_interval=2,
         timeout=600,  # then the execution is cancelled and the task fails saying so
