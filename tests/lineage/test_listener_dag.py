@@ -22,17 +22,19 @@ from airflow_provider_analytics.lineage.facets import FACET_NAME
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.lineage.openlineage_schemas import event_errors
+from tests.support.airflow_runs import RUN_ENV, migrate_db
 
+ROOT = Path(__file__).resolve().parents[2]
 DAGS = Path(__file__).with_name("dags")
 _RUN = textwrap.dedent(
     """
     import json, os, sys
-    from airflow.dag_processing.dagbag import DagBag
+    from tests.support.airflow_runs import RunResult, load_dagbag, run_dag_test
 
-    bag = DagBag(dag_folder=os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
+    bag = load_dagbag(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
     assert not bag.import_errors, bag.import_errors
-    run = bag.get_dag("lineage_chain").test(run_conf={"folder": sys.argv[1]})
-    print("RESULT " + json.dumps({ti.task_id: str(ti.state) for ti in run.get_task_instances()}))
+    run = RunResult.of(run_dag_test(bag.get_dag("lineage_chain"), {"folder": sys.argv[1]}))
+    print("RESULT " + json.dumps(run.states))
     """
 )
 
@@ -40,7 +42,7 @@ _RUN = textwrap.dedent(
 @pytest.fixture(scope="module")
 def migrated_home() -> str:
     """The session's AIRFLOW_HOME (tests/conftest.py), migrated once for these runs."""
-    subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], check=True, capture_output=True, timeout=300)
+    migrate_db()
     return os.environ["AIRFLOW_HOME"]
 
 
@@ -69,6 +71,7 @@ def test_dag_test_emits_the_provider_lineage(migrated_home: str, sandbox: Sandbo
     sandbox.state.inject(Fault.status(503, method="GET", path="^/v1/charts$", times=20))
     env = dict(
         os.environ,
+        **RUN_ENV,
         AIRFLOW_CONN_ANALYTICS_DEFAULT=sandbox.connection_json(),
         AIRFLOW__CORE__DAGS_FOLDER=str(DAGS),
         AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps({"type": "file", "log_file_path": str(events_file), "append": True}),
@@ -76,7 +79,13 @@ def test_dag_test_emits_the_provider_lineage(migrated_home: str, sandbox: Sandbo
         LINEAGE_TEST_HOST=host,
     )
     result = subprocess.run(
-        [sys.executable, "-c", _RUN, str(folder)], env=env, capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-c", _RUN, str(folder)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert result.returncode == 0, result.stderr[-4000:]
     line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
