@@ -211,8 +211,11 @@ def task_runner_killed(deployment: Deployment, checks: Checks) -> None:
     run_id = deployment.trigger(dag_id)
 
     def reattaches() -> str:
-        running = deployment.wait_task_state(dag_id, run_id, "wait", "running")
+        deployment.wait_task_state(dag_id, run_id, "wait", "running")
         wait_for("the execution to start", lambda: deployment.executions_of_run("wf_sessionize_events", run_id), 60)
+        # Read the pid once the task works: 2.x reports "running" before the task process records its pid.
+        running = deployment.task(dag_id, run_id, "wait")
+        expect(running["state"] == "running" and running["pid"], running)
         pid = int(running["pid"])
         _sigkill(pid)
         state = deployment.wait_run(dag_id, run_id)
