@@ -2,10 +2,16 @@
 
 :class:`RemoteJobOperator` is the one implementation of "start, push ids and links, check, wait or defer,
 validate the event, cancel on kill" behind ``ExecuteWorkflowOperator`` and ``GenerateReportOperator``.
-Airflow's ``ResumableJobMixin`` stores the remote id in ``task_state_store`` right after the start, so a
-retried task reattaches to running work, returns finished work, and starts afresh only after a failure.
-The ``Idempotency-Key`` of the start is derived from the task instance and the previous (failed) id, so
-even a worker that dies between the start and storing the id gets the same work back on its retry.
+A retried task reattaches to running work, returns succeeded work, and starts afresh only after a failure:
+
+- Airflow 3.3's ``ResumableJobMixin`` stores the remote id in ``task_state_store`` right after the start
+  and decides from it (the fast path: one GET).
+- Without a ``task_state_store`` (every release before 3.3, common-compat's stand-in, ``durable=False``)
+  the retry finds its work through the platform's ``Idempotency-Key`` replay: it walks the same chain of
+  keys the 3.3 path uses (:meth:`RemoteJobOperator.find_or_start`).
+
+The start's key is derived from the task instance and the previous (failed) id, so even a worker that dies
+between the start and storing the id gets the same work back on its retry.
 """
 
 from __future__ import annotations
@@ -85,13 +91,70 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def submit_job(self, context: Context) -> Any:
         store = context.get("task_state_store")
-        previous = store.get(self.external_id_key) if store is not None else f"try-{context['ti'].try_number}"
-        resource = self.start(context, task_instance_key(context, self.kind, previous))
+        if store is not None and self.durable:
+            # Airflow 3.3's mixin already reattached to stored work that is running or succeeded; it calls
+            # this for a first start (nothing stored) or after failed work, whose id makes the next key.
+            # Not durable (always so in common-compat's stand-in), the mixin neither reads nor writes the
+            # store: the key chain is then the only memory of earlier tries.
+            resource = self._start(context, store.get(self.external_id_key))
+            self.log.info("Started %s (status %s)", self.describe(self.external_id(resource)), resource.get("status"))
+        else:
+            resource = self.find_or_start(context)
         external_id = self.external_id(resource)
         self._running_id = external_id  # from here on, on_kill can cancel it
-        self.log.info("Started %s (status %s)", self.describe(external_id), resource.get("status"))
         self.publish(context, external_id)
         return external_id
+
+    def find_or_start(self, context: Context) -> Mapping[str, Any]:
+        """Without ``task_state_store``: find this task instance's work by replaying its start keys.
+
+        Link ``n`` of the chain is the work started with ``task_instance_key(context, kind, W(n-1))``, where
+        ``W(n-1)`` is the previous link's external id (``None`` for link 0): exactly the key the 3.3 path
+        makes from the failed id it stored, so both paths walk one chain. A replayed POST returns the
+        original (queued/pending) answer and starts nothing, so a retry GETs each link to see what became
+        of it: running, it reattaches; succeeded, it returns it; failed, it moves on to the next link.
+
+        Each try starts at most one link, so at try ``n`` the chain has at most ``n`` links and the ``n``-th
+        can only be new work (or a replay of it). The walk stops there and hands the POST's answer to the
+        wait, as a first try does: a fresh start costs one POST and no extra GET, and a try never starts a
+        second piece of work, even when the one it started fails at once.
+
+        :param context: the task's context (``ti.try_number`` bounds the walk).
+        :raises RemoteJobFailed: a retry's start was refused with 409 (the request changed between tries).
+        """
+        try_number = max(int(context["ti"].try_number or 1), 1)
+        previous: Any = None
+        for _ in range(try_number - 1):  # the links earlier tries can have started
+            resource = self._start(context, previous)
+            external_id = self.external_id(resource)
+            resource = self.fetch(external_id)
+            outcome, status, what = self.outcome(resource), resource.get("status"), self.describe(external_id)
+            if outcome is None:
+                self.log.info("Retry %d found %s still %s: waiting for it", try_number, what, status)
+                return resource
+            if outcome == "success":
+                self.log.info("Retry %d found %s %s: returning it, starting nothing", try_number, what, status)
+                return resource
+            self.log.info("Retry %d found %s %s: moving on to the next start", try_number, what, status)
+            previous = external_id
+        resource = self._start(context, previous)  # the one link this try may start itself
+        verb = "Started" if try_number == 1 else f"Retry {try_number} started (or found again)"
+        self.log.info("%s %s (status %s)", verb, self.describe(self.external_id(resource)), resource.get("status"))
+        return resource
+
+    def _start(self, context: Context, previous: Any) -> Mapping[str, Any]:
+        """Start (or, within 24 hours of the first use of its key, replay) the link after ``previous``."""
+        key = task_instance_key(context, self.kind, previous)
+        try:
+            return self.start(context, key)
+        except ConflictError as exc:
+            # The platform keeps the first request of a key; a repeat with another body gets 409. A retry
+            # repeats the first try's key, so its request (inputs, parameters) rendered differently.
+            raise RemoteJobFailed(
+                f"the platform refused to start the {self.noun} with Idempotency-Key {key}, which an earlier "
+                f"try of this task instance already used with another request ({exc}); a retry must send the "
+                "same request to find that try's work again: render nothing that changes between tries"
+            ) from exc
 
     def get_job_status(self, external_id: Any, context: Context) -> str:
         self._running_id = external_id
