@@ -63,3 +63,16 @@ class StubTaskStateStore:
 
 def make_context(**extra: Any) -> dict[str, Any]:
     return {"ti": StubTaskInstance(), "task_state_store": StubTaskStateStore(), **extra}
+
+
+def retry_context(try_number: int) -> dict[str, Any]:
+    """Try ``try_number`` of the one task instance, as a release without ``task_state_store`` runs it.
+
+    Every Airflow before 3.3 (and a 3.3 run without the store) gives the operator no ``task_state_store``:
+    a retry then finds its work through the platform's Idempotency-Key replay alone.
+
+    :param try_number: 1 for the first try, 2 for the first retry, ...
+    """
+    ti = StubTaskInstance()
+    ti.try_number = try_number
+    return {"ti": ti}
