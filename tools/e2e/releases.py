@@ -15,16 +15,26 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from packaging.version import Version
+
 ROOT = Path(__file__).resolve().parents[2]
 
-# The features some checks need, and the first release that has them (the reason printed when skipped).
-ASSET_WATCHERS = "asset watchers (event-driven scheduling): Airflow 3.0"
-TRIGGER_ON_KILL = "the triggerer calling a trigger's on_kill when its task is killed: Airflow 3.3"
-CELERY_CHECKED = "the Celery deployment: checked on Airflow 3 only"
+
+@dataclass(frozen=True)
+class Feature:
+    """What some checks need, and the first release that has it (both in the reason printed when skipped)."""
+
+    what: str
+    since: str
+
+
+ASSET_WATCHERS = Feature("asset watchers (event-driven scheduling)", "3.0")
+TRIGGER_ON_KILL = Feature("the triggerer calling a trigger's on_kill when its task is killed", "3.3")
+CELERY_RUN = Feature("the Celery run of make e2e (written and checked for Airflow 3 only)", "3.0")
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,6 @@ class Release:
     :param settings: ``AIRFLOW__...`` settings of this major; ``{api_port}`` is filled in.
     :param setup: ``airflow`` command lines run once after ``db migrate`` (a user for basic auth...).
     :param credentials: user and password for HTTP basic auth, or None when the API needs no login here.
-    :param features: which of the module's feature names the release has.
     :param no_logical_date: how a run is triggered without a logical date: 3.x sends ``null``; 2.x has no
         such run (every run has one), so the field is left out and Airflow uses the current time.
     :param links_of: the task's extra links ``{name: url}`` from the links endpoint's answer.
@@ -53,16 +62,17 @@ class Release:
     settings: Mapping[str, str]
     setup: tuple[str, ...]
     credentials: tuple[str, str] | None
-    features: frozenset[str]
     no_logical_date: str
     links_of: Callable[[Any], dict[str, Any]]
     mark_body: Callable[[str], dict[str, Any]]
     xcom_query: str
     version: str = field(default="")
 
-    def missing(self, feature: str) -> str | None:
+    def missing(self, feature: Feature) -> str | None:
         """Why a check needing ``feature`` is skipped on this release, or None when it runs."""
-        return None if feature in self.features else f"needs {feature} (this is Airflow {self.version})"
+        if Version(self.version) >= Version(feature.since):
+            return None
+        return f"needs {feature.what}: Airflow {feature.since} (this is Airflow {self.version})"
 
     def trigger_body(self, logical_date: str | None) -> dict[str, Any]:
         if logical_date is None and self.no_logical_date == "omit":
@@ -91,7 +101,6 @@ AIRFLOW_3 = Release(
     },
     setup=(),
     credentials=None,  # the simple auth manager with every user an admin
-    features=frozenset({ASSET_WATCHERS, TRIGGER_ON_KILL, CELERY_CHECKED}),
     no_logical_date="null",
     links_of=lambda answer: dict(answer["extra_links"]),
     mark_body=lambda state: {"new_state": state},
@@ -119,7 +128,6 @@ AIRFLOW_2 = Release(
     },
     setup=("users create -u e2e -p e2e -r Admin -e e2e@example.invalid -f e2e -l e2e",),
     credentials=("e2e", "e2e"),
-    features=frozenset(),
     no_logical_date="omit",
     links_of=lambda answer: dict(answer),
     mark_body=lambda state: {"dry_run": False, "new_state": state},  # 2.x defaults dry_run to true
@@ -130,24 +138,23 @@ RELEASES = {2: AIRFLOW_2, 3: AIRFLOW_3}
 
 
 def release_of(version: str) -> Release:
-    """The :class:`Release` for an ``apache-airflow`` version such as ``"2.11.2"``."""
+    """The :class:`Release` for an ``apache-airflow`` version such as ``"2.11.2"`` (empty: ``.venv``'s)."""
+    version = version or importlib.metadata.version("apache-airflow")
     major = int(version.split(".")[0])
     if major not in RELEASES:
         raise SystemExit(f"make e2e knows Airflow {sorted(RELEASES)}.x, not {version}")
-    from dataclasses import replace
-
     return replace(RELEASES[major], version=version)
 
 
-def airflow_bin(version: str, uv: Path) -> tuple[Path, str]:
-    """The ``bin`` folder holding ``airflow`` and the version it runs.
+def airflow_bin(version: str, uv: Path) -> Path:
+    """The ``bin`` folder holding that Airflow's ``airflow`` command.
 
     :param version: empty for ``.venv``'s Airflow (this interpreter's); else a release of ``tools/compat.py``'s
         ``MATRIX``, whose virtualenv is created or brought up to date by its :func:`prepare`.
     :param uv: the tools' uv binary (for :func:`prepare`).
     """
     if not version:
-        return Path(sys.executable).parent, importlib.metadata.version("apache-airflow")
+        return Path(sys.executable).parent
     sys.path.insert(0, str(ROOT / "tools"))
     import compat
 
@@ -171,4 +178,4 @@ def airflow_bin(version: str, uv: Path) -> tuple[Path, str]:
                 del os.environ["TMPDIR"]
             else:
                 os.environ["TMPDIR"] = saved
-    return venv_python.parent, combination.airflow
+    return venv_python.parent

@@ -26,7 +26,7 @@ from typing import Any
 from cluster import KEPT_LOGS, ROOT, Cluster, wait_for
 from events_check import DAG_ID as EVENT_DRIVEN_DAG
 from events_check import event_driven_start
-from releases import ASSET_WATCHERS, CELERY_CHECKED, TRIGGER_ON_KILL, Release, airflow_bin, release_of
+from releases import ASSET_WATCHERS, CELERY_RUN, TRIGGER_ON_KILL, Release, airflow_bin, release_of
 
 EXAMPLES = ["analytics_workflow_outputs", "analytics_sync_report_download", "analytics_dashboards_as_code",
             "analytics_fire_and_forget"]  # fmt: skip
@@ -368,11 +368,11 @@ def main() -> int:
     parser.add_argument("--uv", type=Path, default=ROOT / ".tools" / "bin" / "uv", help="the uv binary (--airflow)")
     args = parser.parse_args()
     started = time.monotonic()
-    bin_dir, version = airflow_bin(args.airflow, args.uv)
-    release = release_of(version)
-    if args.executor == "celery" and (reason := release.missing(CELERY_CHECKED)):
+    release = release_of(args.airflow)
+    if args.executor == "celery" and (reason := release.missing(CELERY_RUN)):
         parser.error(f"--executor celery {reason}")
-    label = f"make e2e ({args.executor}, Airflow {version})"
+    bin_dir = airflow_bin(args.airflow, args.uv)
+    label = f"make e2e ({args.executor}, Airflow {release.version})"
     print(f"== {label}: {', '.join(release.components)} from {bin_dir}", flush=True)
     staging = Path(__import__("tempfile").mkdtemp(prefix="apa-e2e-dags-"))
     checks = Checks()
