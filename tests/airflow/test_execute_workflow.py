@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_analytics.sandbox.config import Timings
+from tests.support.airflow_runs import task_output
 from tests.support.names import WAIT_MODES, WORKFLOW
 
 
@@ -50,7 +51,7 @@ def test_platform_failure_fails_the_task_with_the_platform_error(run_dag, sandbo
     assert result.states["use_outputs"] == "upstream_failed"
     [execution] = executions_of(sandbox, "wf_legacy_export")
     assert execution["status"] == "failed"
-    output = capfd.readouterr().out
+    output = task_output(capfd.readouterr().out)
     assert f"execution {execution['id']} of workflow wf_legacy_export ended failed" in output
     assert execution["error"]["type"] in output
     assert sandbox.token not in output
@@ -64,7 +65,7 @@ def test_timeout_cancels_the_execution_and_says_so(run_dag, sandbox, mode, capfd
     [execution] = executions_of(sandbox)
     assert execution["status"] == "cancelled"
     assert any(r.path.endswith(f"/executions/{execution['id']}/cancel") for r in sandbox.state.requests)
-    assert "it was cancelled" in capfd.readouterr().out
+    assert "it was cancelled" in task_output(capfd.readouterr().out)
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
@@ -119,4 +120,4 @@ def test_execution_timeout_cancels_before_airflow_kills_the_task(run_dag, sandbo
     assert result.states["run"] == "failed"
     [execution] = executions_of(sandbox)
     assert execution["status"] == "cancelled"
-    assert "it was cancelled" in capfd.readouterr().out
+    assert "it was cancelled" in task_output(capfd.readouterr().out)

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from airflow_provider_analytics.sandbox.config import Timings
+from tests.support.airflow_runs import task_output
 
 SENSOR_MODES = ["poke", "reschedule", "defer"]
 
@@ -44,7 +45,7 @@ def test_a_failed_sync_after_the_threshold_ends_the_wait_at_once(run_dag, sandbo
     sandbox.state.start_sync(source, outcome="failed")
     result = run_dag(f"test_sync_{mode}{suffix}", data_source_id=source, synced_after=threshold)
     assert result.states == {"wait_for_sync": expected}
-    output = capfd.readouterr().out
+    output = task_output(capfd.readouterr().out)
     assert f"data source {source}: the sync attempted at" in output
     assert sandbox.token not in output
 
