@@ -18,6 +18,9 @@ from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.core import ClientConfig
 from airflow_provider_analytics.wire.errors import (
+    ADVICE_NO_API,
+    ADVICE_TOKEN_REJECTED,
+    ADVICE_WORKSPACE_FORBIDDEN,
     AnalyticsAPIError,
     AnalyticsConnectionError,
     AnalyticsError,
@@ -326,12 +329,13 @@ class AnalyticsHook(AnalyticsConnection):
             probe = ClientConfig(**{**config.__dict__, "retry": RetryPolicy(max_retries=1)})
             with AnalyticsClient(probe) as client:
                 client.call(endpoints.list_workflows(page_size=1).page(None))
+        # The advice first, then the error without it (its summary), so it is said once.
         except UnauthenticatedError as exc:
-            message = f"The API token was rejected (401): check the connection's API token. {exc}"
+            message = f"{ADVICE_TOKEN_REJECTED} {exc.summary}"
         except ForbiddenError as exc:
-            message = f"The token may not use this workspace (403): check workspace_id or the token's grants. {exc}"
-        except NotFoundError as exc:
-            message = f"No /v1 API at this base URL (404): check the host and its path prefix. {exc}"
+            message = f"{ADVICE_WORKSPACE_FORBIDDEN} {exc.summary}"
+        except NotFoundError as exc:  # the probed list exists wherever the API does
+            message = f"{ADVICE_NO_API} {exc.summary}"
         except AnalyticsTLSError as exc:
             message = f"TLS failed: {exc}"
         except AnalyticsTimeoutError as exc:

@@ -245,6 +245,7 @@ def client_config_from_connection(conn: ConnectionLike) -> ClientConfig:
         "max_download_bytes": _whole(conn, extras, "max_download_bytes", DEFAULT_MAX_DOWNLOAD_BYTES, 1024, math.inf),
         "verify": _verify(conn, extras),
         "allow_insecure_http": _flag(conn, extras, "allow_insecure_http", False),
+        "connection_id": conn.conn_id,  # named by errors that a setting of this connection causes
     }
     try:
         return ClientConfig(base_url=base_url, token=token, **settings)

@@ -24,7 +24,7 @@ from airflow_provider_analytics import __version__
 from airflow_provider_analytics.wire.bodies import ACCEPT_ENCODING, BoundedBody
 from airflow_provider_analytics.wire.contract import HEADER_REQUEST_ID, HEADER_WORKSPACE, LIFECYCLE_HEADERS
 from airflow_provider_analytics.wire.deadline import current_call_deadline
-from airflow_provider_analytics.wire.endpoints import Call, RequestSpec, validate_id
+from airflow_provider_analytics.wire.endpoints import Call, RequestSpec, list_workflows, validate_id
 from airflow_provider_analytics.wire.errors import (
     AnalyticsConnectionError,
     AnalyticsError,
@@ -36,6 +36,7 @@ from airflow_provider_analytics.wire.errors import (
     api_error_from_response,
     clean_text,
     is_tls_failure,
+    platform_error_object,
 )
 from airflow_provider_analytics.wire.retry import RetryPolicy, parse_retry_after
 from airflow_provider_analytics.wire.tls import tls_context
@@ -69,6 +70,8 @@ class ClientConfig:
     :param allow_insecure_http: allow plain ``http://`` to a host that is not loopback.
     :param max_response_bytes: the largest JSON answer (after decompression) the client reads.
     :param max_download_bytes: the largest report file the client downloads.
+    :param connection_id: the id of the connection this config was read from (plain text, so the wire layer
+        needs no Airflow); errors a connection setting causes name it next to what to change.
     """
 
     base_url: str
@@ -80,6 +83,7 @@ class ClientConfig:
     allow_insecure_http: bool = False
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES
+    connection_id: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", _check_base_url(self.base_url, self.allow_insecure_http))
@@ -220,6 +224,9 @@ class BaseAnalyticsClient:
 
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
+        # Set by the first successful answer: the base URL then provably serves the API, so a later 404
+        # means a missing resource and needs no probe (see _route_unknown).
+        self._api_answered = False
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.config.base_url!r}, workspace_id={self.config.workspace_id!r})"
@@ -288,6 +295,7 @@ class BaseAnalyticsClient:
                 response = reply.response
                 LIFECYCLE_NOTICES.note(spec, response)
                 if response.is_success:
+                    self._api_answered = True
                     return reply
                 if not response.is_error:
                     raise UnexpectedResponseError(
@@ -296,6 +304,12 @@ class BaseAnalyticsClient:
                         request_id=clean_text(response.headers.get(HEADER_REQUEST_ID, ""), 200) or None,
                     )
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                reason = policy.retry_reason(
+                    retries_done=retries, idempotent=spec.idempotent, status=response.status_code
+                )
+                unknown_route = False
+                if response.status_code == 404:
+                    unknown_route = yield from self._route_unknown(http, spec, reply.body or b"")
                 error = api_error_from_response(
                     response.status_code,
                     response.headers,
@@ -303,9 +317,8 @@ class BaseAnalyticsClient:
                     method=spec.method,
                     path=spec.path,
                     retry_after=retry_after,
-                )
-                reason = policy.retry_reason(
-                    retries_done=retries, idempotent=spec.idempotent, status=response.status_code
+                    unknown_route=unknown_route,
+                    connection_id=self.config.connection_id,
                 )
                 wait = None if reason is None else policy.wait_before_retry(retries, retry_after, random.random())
                 reason = f"{reason}, request id {getattr(error, 'request_id', None) or 'unknown'}"
@@ -326,6 +339,34 @@ class BaseAnalyticsClient:
                 wait,
             )
             yield Sleep(wait)
+
+    def _route_unknown(
+        self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, body: bytes
+    ) -> Generator[Step, Reply, bool]:
+        """Whether a 404 means that the base URL serves no /v1 API (a wrong host or path prefix), not that
+        a resource is missing; decided by status and shape, never by the message, whose wording the contract
+        leaves open.
+
+        A body that is not the contract's error object came from something other than the platform. A
+        route without ids (a list, a create) exists wherever the API does. For a route with ids the answer
+        alone cannot tell, so, unless an earlier answer already proved the base URL right, the route that
+        ``test_connection()`` probes is asked once (``GET /v1/workflows?limit=1``): a 404 there too means
+        no API. Only failures pay for that request.
+        """
+        if platform_error_object(body) is None or "{" not in spec.route:
+            return True
+        if self._api_answered:
+            return False
+        now, call_deadline = time.monotonic(), current_call_deadline()
+        if call_deadline is not None and call_deadline <= now:
+            return False
+        deadline = now + self.config.timeout if call_deadline is None else min(now + self.config.timeout, call_deadline)
+        probe = list_workflows(page_size=1).page(None).spec
+        reply = yield Send(self._build_request(http, probe), deadline)
+        if not isinstance(reply, Answer):
+            return False
+        self._api_answered = self._api_answered or reply.response.is_success
+        return reply.response.status_code == 404
 
     def _transport_error(self, spec: RequestSpec, exc: httpx.TransportError) -> AnalyticsTransportError:
         where = f"{spec.method} {self.config.base_url}{spec.path}"

@@ -45,8 +45,33 @@ class DownloadIntegrityError(AnalyticsError):
     """A downloaded body was shorter than announced or did not match its digest; nothing was kept."""
 
 
+# What to change, for the failures a connection's own settings cause. The one source of these sentences:
+# ``test_connection()`` says them, and every error of these kinds carries them (``AnalyticsAPIError.advice``).
+ADVICE_TOKEN_REJECTED = "The API token was rejected (401): check the connection's API token."
+ADVICE_WORKSPACE_FORBIDDEN = "The token may not use this workspace (403): check workspace_id or the token's grants."
+ADVICE_NO_API = "No /v1 API at this base URL (404): check the host and its path prefix."
+
+
+def connection_advice(status: int, *, unknown_route: bool = False) -> str | None:
+    """The sentence that says which connection setting to change for an error status, if one does.
+
+    :param status: the HTTP status.
+    :param unknown_route: for a 404, whether the base URL has no /v1 API (rather than a missing resource).
+    """
+    if status == 401:
+        return ADVICE_TOKEN_REJECTED
+    if status == 403:
+        return ADVICE_WORKSPACE_FORBIDDEN
+    if status == 404 and unknown_route:
+        return ADVICE_NO_API
+    return None
+
+
 class AnalyticsAPIError(AnalyticsError):
     """The platform answered with an error status.
+
+    ``str()`` is :attr:`summary` (status, type, request, message, request id) followed, for a rejected
+    token, a refused workspace or a base URL without the API, by :attr:`advice` naming the connection.
 
     :param message: the platform's message (or a description of the unreadable body).
     :param status: the HTTP status code.
@@ -55,6 +80,8 @@ class AnalyticsAPIError(AnalyticsError):
     :param details: the error's ``details`` object (for 400/422 it names the bad fields).
     :param method: the request's method, for the message.
     :param path: the request's path, for the message.
+    :param advice: what to change in the connection (:func:`connection_advice`), when a setting is the cause.
+    :param connection_id: the connection the client was built from, named next to the advice.
     """
 
     def __init__(
@@ -67,6 +94,8 @@ class AnalyticsAPIError(AnalyticsError):
         details: Mapping[str, Any] | None = None,
         method: str | None = None,
         path: str | None = None,
+        advice: str | None = None,
+        connection_id: str | None = None,
     ) -> None:
         self.message = message
         self.status = status
@@ -75,8 +104,18 @@ class AnalyticsAPIError(AnalyticsError):
         self.details = dict(details or {})
         self.method = method
         self.path = path
-        self._text = self._describe()
+        self.advice = advice
+        self.connection_id = connection_id
+        self.summary = self._describe()
+        self._text = self.summary + self._advice_text()
         super().__init__(self._text)
+
+    def _advice_text(self) -> str:
+        if not self.advice:
+            return ""
+        if not self.connection_id:
+            return f". {self.advice}"
+        return f". {self.advice.rstrip('.')} (connection {clean_text(self.connection_id, 250)!r})."
 
     def _describe(self) -> str:
         where = f" on {self.method} {self.path}" if self.method and self.path else ""
@@ -217,6 +256,21 @@ def error_class_for(status: int) -> type[AnalyticsAPIError]:
     return _ERROR_BY_STATUS.get(status, AnalyticsAPIError)
 
 
+def platform_error_object(body: bytes) -> dict[str, Any] | None:
+    """The contract's ``error`` object of an error body (``{"error": {"type": ...}}``), or ``None``.
+
+    ``None`` tells that something other than the platform answered: a proxy's page, an empty body.
+
+    :param body: the answer's body, decoded.
+    """
+    try:
+        document = json.loads(body) if body else None
+    except (ValueError, RecursionError):
+        return None
+    error = document.get("error") if isinstance(document, dict) else None
+    return error if isinstance(error, dict) and isinstance(error.get("type"), str) else None
+
+
 def api_error_from_response(
     status: int,
     headers: Mapping[str, str],
@@ -225,11 +279,16 @@ def api_error_from_response(
     method: str,
     path: str,
     retry_after: float | None = None,
+    unknown_route: bool = False,
+    connection_id: str | None = None,
 ) -> AnalyticsAPIError:
     """Build the typed error for an error response, whatever its body looks like.
 
     A body that is not the contract's error object (a proxy's HTML page, an empty body) still gives an
     error that names the status and the request id from the headers.
+
+    :param unknown_route: for a 404, the caller found that the base URL has no /v1 API.
+    :param connection_id: the connection to name next to the advice.
     """
     request_id = _short_text(headers.get(HEADER_REQUEST_ID))
     error_type = _DEFAULT_TYPE_BY_STATUS.get(status, "internal" if status >= 500 else "unknown")
@@ -255,6 +314,8 @@ def api_error_from_response(
         "details": details,
         "method": method,
         "path": path,
+        "advice": connection_advice(status, unknown_route=unknown_route),
+        "connection_id": connection_id,
     }
     cls = error_class_for(status)
     if cls is RateLimitedError:

@@ -35,7 +35,7 @@ def _assert_carries(error: AnalyticsAPIError, status: int, error_type: str, sand
     assert error.error_type == error_type
     assert error.request_id
     assert error.request_id.startswith("req_")
-    assert error.request_id == sandbox.state.requests[-1].request_id
+    assert error.request_id == [r for r in sandbox.state.requests if r.path == error.path][-1].request_id
     assert error.request_id in str(error)
     assert sandbox.token not in str(error)
 
