@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 from airflow.providers.common.compat.sdk import Context
 
 from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing, write_atomically
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, check_templated, task_instance_key
 from airflow_provider_analytics.wire.endpoints import validate_id, validate_page_size
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.pagination import ChartRows
@@ -56,6 +56,7 @@ class CreateChartOperator(AnalyticsBaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         validate_id(self.data_source_id, "data_source_id")
+        check_templated(self.options, "options")
         if self.reuse_existing:
             for chart in self.hook.list_charts():
                 if chart.get("name") == self.name and chart.get("data_source_id") == self.data_source_id:

@@ -6,10 +6,10 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from airflow.providers.common.compat.sdk import BaseOperator, Context
 
@@ -35,6 +35,35 @@ def seconds(value: float | int | timedelta | None, what: str, *, allow_none: boo
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise AnalyticsInputError(f"{what} must be a positive number of seconds or a timedelta, got {value!r}")
     return float(value)
+
+
+_SHAPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "mapping": ((Mapping,), "a mapping (dict)"),
+    "list": ((list, tuple), "a list"),
+}
+
+
+def check_templated(value: object, what: str, shape: Literal["mapping", "list"] = "mapping") -> None:
+    """Refuse a rendered template field that is not the ``shape`` it must be (``None`` is left to the caller).
+
+    A string gets the one fix for it: Jinja renders to text unless the DAG renders native objects. We do not
+    parse the text as JSON: a value that only looks right (a Python repr, a half-rendered template) would be
+    sent as something else than the DAG author wrote.
+
+    :param value: the field's value after rendering.
+    :param what: the parameter's name, for the message.
+    :param shape: ``mapping`` (a dict) or ``list``.
+    """
+    types, noun = _SHAPES[shape]
+    if value is None or isinstance(value, types):
+        return
+    if isinstance(value, str):  # the value itself is not shown: templated fields may carry secrets
+        raise AnalyticsInputError(
+            f"{what} must be {noun}, got str: a template renders to a string unless the DAG sets "
+            f'render_template_as_native_obj=True. Set it on the DAG so that {what}="{{{{ params.{what} }}}}" or '
+            f"\"{{{{ dag_run.conf.get('{what}', ...) }}}}\" renders to {noun}, or pass {noun} itself"
+        )
+    raise AnalyticsInputError(f"{what} must be {noun}, got {type(value).__name__}")
 
 
 def poll_seconds(value: float | int | timedelta, what: str = "poll_interval") -> float:

@@ -7,7 +7,7 @@ from typing import Any
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, check_templated, task_instance_key
 from airflow_provider_analytics.operators.links import DashboardLink
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
@@ -33,6 +33,10 @@ class _DashboardOperator(AnalyticsBaseOperator):
         self.description = description
         self.tags = tags
         self.layout = layout
+
+    def _check_templated(self) -> None:
+        # A string of tags is most likely a list written as text; the endpoint's own message says so.
+        check_templated(self.layout, "layout", "list")
 
     def _publish(self, context: Context, dashboard: Any) -> dict[str, Any]:
         context["ti"].xcom_push(key="dashboard_id", value=dashboard.get("id"))
@@ -70,6 +74,7 @@ class CreateDashboardOperator(_DashboardOperator):
         self.update_existing = update_existing
 
     def execute(self, context: Context) -> dict[str, Any]:
+        self._check_templated()
         endpoints.create_dashboard(self.name, self.description, self.tags, self.layout)  # validates, sends nothing
         if self.update_existing:
             same_name = [item for item in self.hook.list_dashboards() if item.get("name") == self.name]
@@ -112,6 +117,7 @@ class UpdateDashboardOperator(_DashboardOperator):
         self.if_match = if_match
 
     def execute(self, context: Context) -> dict[str, Any]:
+        self._check_templated()
         version: Any = self.if_match
         if isinstance(version, str):
             # A rendered template arrives as text; anything not a whole number is refused by the hook.

@@ -7,7 +7,7 @@ from typing import Any
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, check_templated, task_instance_key
 
 
 class ConnectDataSourceOperator(AnalyticsBaseOperator):
@@ -32,6 +32,7 @@ class ConnectDataSourceOperator(AnalyticsBaseOperator):
         self.connection = connection
 
     def execute(self, context: Context) -> dict[str, Any]:
+        check_templated(self.connection, "connection")
         source = self.hook.connect_data_source(
             self.name, self.type, self.connection, idempotency_key=task_instance_key(context, "data_source")
         )

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from airflow.providers.common.compat.sdk import Asset, Context, conf
 
 from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing
+from airflow_provider_analytics.operators.common import check_templated
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
@@ -76,6 +77,7 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
         self.parameters = parameters
 
     def validate(self) -> None:
+        check_templated(self.parameters, "parameters")
         # Building the request checks ids, format and the dashboard list without sending anything.
         endpoints.generate_report(self.dashboard_ids, self.format, self.name, self.parameters)
 

@@ -7,11 +7,10 @@ from typing import Any, ClassVar
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, task_instance_key
+from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, check_templated, task_instance_key
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ExecutionLink
 from airflow_provider_analytics.wire.endpoints import validate_id
-from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.outcomes import Outcome, execution_outcome
 
 
@@ -48,8 +47,7 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
 
     def validate(self) -> None:
         validate_id(self.workflow_id, "workflow_id")
-        if self.inputs is not None and not isinstance(self.inputs, Mapping):
-            raise AnalyticsInputError(f"inputs must be a mapping (dict), got {type(self.inputs).__name__}")
+        check_templated(self.inputs, "inputs")
 
     def start(self, context: Context, idempotency_key: str) -> Mapping[str, Any]:
         return self.hook.execute_workflow(self.workflow_id, self.inputs, idempotency_key=idempotency_key)
@@ -122,6 +120,7 @@ class CreateWorkflowOperator(AnalyticsBaseOperator):
         self.description = description
 
     def execute(self, context: Context) -> dict[str, Any]:
+        check_templated(self.configuration, "configuration")
         workflow = self.hook.create_workflow(
             self.name, self.configuration, self.description, idempotency_key=task_instance_key(context, "workflow")
         )
