@@ -23,7 +23,7 @@ from airflow_provider_analytics.wire.contract import (
     ChartType,
     ReportFormat,
 )
-from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
 from airflow_provider_analytics.wire.models import (
     Chart,
     Dashboard,
@@ -36,6 +36,8 @@ from airflow_provider_analytics.wire.models import (
 )
 
 T = TypeVar("T")
+# The error type given to an error the platform sent as bare text instead of ``{"type", "message"}``.
+STRING_ERROR_TYPE = "unknown_error"
 __all__ = ["Call", "Page", "PagedCall", "RequestSpec"]  # re-exported: callers build and send through here
 
 
@@ -107,10 +109,17 @@ def _resource(body: Any) -> Any:
             f"the object's 'status' must be a string, not {type(document['status']).__name__}"
         )
     error = document.get("error")
-    if error is not None and not (
+    if isinstance(error, str):
+        # A platform that sends its error as bare text still said what went wrong: keep its words for the
+        # task's failure message, in the contract's shape (docs/api-contract.md).
+        text = clean_text(error).strip()
+        document["error"] = {"type": STRING_ERROR_TYPE, "message": text} if text else None
+    elif error is not None and not (
         isinstance(error, dict) and all(isinstance(error.get(key, ""), str) for key in ("type", "message"))
     ):
-        raise UnexpectedResponseError("the object's 'error' must be null or an object with string type and message")
+        raise UnexpectedResponseError(
+            "the object's 'error' must be null or an object with string type and message, or text"
+        )
     return document
 
 

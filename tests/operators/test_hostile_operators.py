@@ -12,6 +12,7 @@ import pytest
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
+from airflow_provider_analytics.operators.waiting import RemoteJobFailed
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
@@ -55,11 +56,11 @@ def test_chart_data_with_malformed_rows_fails_typed(sandbox: SandboxServer) -> N
         op.execute(make_context())
 
 
-def test_a_report_whose_error_is_a_string_fails_typed(sandbox: SandboxServer) -> None:
+def test_a_report_whose_error_is_a_string_fails_with_that_text(sandbox: SandboxServer) -> None:
     body = {"id": "rp_1", "status": "failed", "error": "renderer crashed"}
     sandbox.state.inject(Fault.respond(200, headers={"Content-Type": "application/json"}, body=json.dumps(body)))
     op = DownloadReportOperator(task_id="t", report_id="rp_1", destination="/tmp/never-written.pdf")
-    with pytest.raises(UnexpectedResponseError, match="'error' must be null or an object"):
+    with pytest.raises(RemoteJobFailed, match="report rp_1 ended failed: unknown_error: renderer crashed"):
         op.execute(make_context())
 
 
