@@ -43,7 +43,8 @@ INSTALL_EXTRA = 'pip install "airflow-provider-analytics[sandbox]"'
 EXTRA_MODULES = ("fastapi", "pydantic", "starlette", "uvicorn")
 # Submodules that must import without the extra: pytest loads the plugin in every run where the provider
 # is installed, and the command line prints the install hint itself.
-_IMPORTABLE_WITHOUT_EXTRA = frozenset({"pytest_plugin", "__main__"})
+# config holds plain settings (no server stack): the command line reads its limits for --help.
+_IMPORTABLE_WITHOUT_EXTRA = frozenset({"pytest_plugin", "__main__", "config"})
 
 _LAZY_EXPORTS = {
     "Fault": "airflow_provider_analytics.sandbox.faults",
