@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 from airflow.providers.common.compat.sdk import AirflowException, Context, conf
 
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, poll_seconds, seconds
-from airflow_provider_analytics.triggers.wait_events import Outcome, WaitKind, checked_event, failure_message
+from airflow_provider_analytics.triggers.wait_events import (
+    Outcome,
+    WaitKind,
+    checked_event,
+    describe_target,
+    failure_message,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import BaseOperator
@@ -130,8 +136,8 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         """The external id an event's ``target`` names (the inverse of :meth:`trigger_target`)."""
 
     def describe(self, external_id: Any) -> str:
-        """How logs and errors name the work."""
-        return f"{self.noun} {external_id}"
+        """How logs and errors name the work: the same words its trigger uses."""
+        return describe_target(self.kind, self.trigger_target(external_id))
 
     @property
     def cancels_on_kill(self) -> bool:

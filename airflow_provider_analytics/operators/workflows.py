@@ -73,9 +73,6 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
             context, self.ui_link(f"workflows/{external_id['workflow_id']}/executions/{external_id['execution_id']}")
         )
 
-    def describe(self, external_id: Any) -> str:
-        return f"execution {external_id['execution_id']} of workflow {external_id['workflow_id']}"
-
     def cancel(self, external_id: Any) -> bool:
         self.hook.cancel_execution(external_id["workflow_id"], external_id["execution_id"])
         return True

@@ -17,7 +17,13 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
 from airflow_provider_analytics.triggers.polling import TRANSIENT_ERRORS, PlatformPoller
-from airflow_provider_analytics.triggers.wait_events import EventStatus, Outcome, WaitKind, wait_event
+from airflow_provider_analytics.triggers.wait_events import (
+    EventStatus,
+    Outcome,
+    WaitKind,
+    describe_target,
+    wait_event,
+)
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.deadline import call_deadline
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
@@ -88,6 +94,11 @@ class AnalyticsPollTrigger(BaseTrigger):
         }
         return f"{type(self).__module__}.{type(self).__qualname__}", kwargs
 
+    @property
+    def described(self) -> str:
+        """What is waited on, in the words the task uses (``execution ex_1 of workflow wf_2``)."""
+        return describe_target(self.kind, self.target)
+
     def _event(self, status: EventStatus, resource: Mapping[str, Any] | None, message: str) -> TriggerEvent:
         payload = wait_event(status, self.kind, self.target, resource, message)
         return TriggerEvent(payload)  # type: ignore[no-untyped-call]
@@ -97,14 +108,14 @@ class AnalyticsPollTrigger(BaseTrigger):
         async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
             resource: Mapping[str, Any] | None = None
             last_status: object = None
-            poller = PlatformPoller(hook, self.log, f"{self.kind} {self.target}")
+            poller = PlatformPoller(hook, self.log, self.described)
             await self._stagger_start()
             while True:
                 try:
                     # A poll gets the time left, but at least a last short look once the deadline is near.
                     fetched = await poller.poll(self.fetch, self.deadline)
                 except AnalyticsError as exc:
-                    yield self._event("error", resource, f"polling {self.kind} {self.target} failed: {exc}")
+                    yield self._event("error", resource, f"polling {self.described} failed: {exc}")
                     return
                 if fetched is not None:
                     resource = fetched
@@ -114,10 +125,10 @@ class AnalyticsPollTrigger(BaseTrigger):
                         return
                     if resource.get("status") != last_status:  # log changes, not every poll
                         last_status = resource.get("status")
-                        self.log.info("%s %s is %s", self.kind, self.target, last_status)
+                        self.log.info("%s is %s; next check in %g s", self.described, last_status, self.poll_interval)
                 remaining = None if self.deadline is None else self.deadline - time.time()
                 if remaining is not None and remaining <= 0:
-                    yield self._event("timeout", resource, f"gave up waiting for {self.kind} {self.target}")
+                    yield self._event("timeout", resource, f"gave up waiting for {self.described}")
                     return
                 await asyncio.sleep(self.poll_interval if remaining is None else min(self.poll_interval, remaining))
 
@@ -147,10 +158,10 @@ class AnalyticsPollTrigger(BaseTrigger):
                 with call_deadline(ON_KILL_SECONDS):
                     cancelled = await self.cancel(hook)
             except ConflictError:
-                self.log.info("The task was killed; %s %s had already finished", self.kind, self.target)
+                self.log.info("The task was killed; %s had already finished", self.described)
                 return
             except AnalyticsError as exc:
-                self.log.warning("The task was killed, but cancelling %s %s failed: %s", self.kind, self.target, exc)
+                self.log.warning("The task was killed, but cancelling %s failed: %s", self.described, exc)
                 return
         if cancelled:
-            self.log.info("The task was killed: cancelled %s %s", self.kind, self.target)
+            self.log.info("The task was killed: cancelled %s", self.described)

@@ -41,7 +41,7 @@ class PlatformPoller:
 
     :param hook: the trigger's async hook (its client lives as long as the trigger runs).
     :param log: the trigger's logger.
-    :param what: how log lines name what is polled, e.g. ``execution {'execution_id': 'ex_1'}``.
+    :param what: how log lines name what is polled, e.g. ``execution ex_1 of workflow wf_2``.
     """
 
     def __init__(self, hook: AnalyticsAsyncHook, log: _Log, what: str) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "UnexpectedEventError",
     "WaitEvent",
     "checked_event",
+    "describe_target",
     "failure_message",
     "wait_event",
 ]
@@ -72,6 +73,19 @@ def wait_event(
         "resource": dict(resource) if resource is not None else None,
         "message": message,
     }
+
+
+def describe_target(kind: WaitKind, target: Mapping[str, Any]) -> str:
+    """How logs and messages name what is waited on, in words; the one naming for tasks and triggers alike.
+
+    :param kind: what is waited on.
+    :param target: its ids, as a trigger's kwargs (and an event's ``target``) name them.
+    """
+    if kind == "execution":
+        return f"execution {target.get('execution_id')} of workflow {target.get('workflow_id')}"
+    if kind == "report":
+        return f"report {target.get('report_id')}"
+    return f"the sync of data source {target.get('data_source_id')}"
 
 
 def checked_event(event: object, kind: WaitKind, task_id: str, target: Mapping[str, Any]) -> WaitEvent:

@@ -103,7 +103,7 @@ def test_execution_trigger_times_out_with_the_last_state_seen(sandbox: SandboxSe
         "kind": "execution",
         "target": {"workflow_id": WORKFLOW, "execution_id": execution["id"]},
         "resource": execution_view(sandbox, execution["id"]),
-        "message": f"gave up waiting for execution {trigger.target}",
+        "message": f"gave up waiting for execution {execution['id']} of workflow {WORKFLOW}",
     }
     assert event["resource"]["status"] == "queued"
     assert 0.3 <= elapsed < 3  # waited for the deadline, and not much longer

@@ -62,7 +62,7 @@ def test_report_trigger_times_out(sandbox: SandboxServer, hook: AnalyticsHook) -
         "kind": "report",
         "target": {"report_id": report["id"]},
         "resource": report_view(sandbox, report["id"]),
-        "message": f"gave up waiting for report {{'report_id': '{report['id']}'}}",
+        "message": f"gave up waiting for report {report['id']}",
     }
     assert event["resource"]["status"] == "pending"
 

@@ -118,7 +118,7 @@ def test_sync_trigger_times_out_on_stale_data(sandbox: SandboxServer, hook: Anal
         "kind": "sync",
         "target": {"data_source_id": DATA_SOURCE, "synced_after": synced_after, "fail_on_sync_failure": True},
         "resource": sync_status(hook),
-        "message": f"gave up waiting for sync {event['target']}",
+        "message": f"gave up waiting for the sync of data source {DATA_SOURCE}",
     }
     assert event["resource"]["status"] == "synced"
 
