@@ -6,7 +6,7 @@ import csv
 import io
 import json
 from collections.abc import Mapping
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 from airflow.providers.common.compat.sdk import Context
 
@@ -15,6 +15,7 @@ from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, c
 from airflow_provider_analytics.wire.endpoints import validate_id, validate_page_size
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.pagination import ChartRows
+from airflow_provider_analytics.wire.progress import PROGRESS_INTERVAL, TransferProgress
 
 FILE_FORMATS = ("csv", "jsonl")
 
@@ -101,6 +102,8 @@ class GetChartDataOperator(AnalyticsBaseOperator):
     """
 
     template_fields = ("chart_id", "destination")
+    # Seconds between progress lines of a long export to a file (the chart's size is not known in advance).
+    progress_interval: ClassVar[float] = PROGRESS_INTERVAL
 
     def __init__(
         self,
@@ -133,7 +136,10 @@ class GetChartDataOperator(AnalyticsBaseOperator):
             raise AnalyticsInputError(f"destination must name a file, got the folder {self.destination!r}")
         refuse_existing(where.path, self.overwrite)
         rows = self.hook.iter_chart_data(self.chart_id, self.page_size)
-        count = write_atomically(where.path, lambda out: self._write(rows, out))
+        progress = TransferProgress(
+            f"chart {self.chart_id} to {where.path}", "rows", log=self.log, interval=self.progress_interval
+        )
+        count = write_atomically(where.path, lambda out: self._write(rows, out, progress))
         self.log.info("Wrote %d rows of chart %s to %s", count, self.chart_id, where.path)
         return {"uri": str(where.path), "rows": count, "columns": rows.columns or [], "format": self.file_format}
 
@@ -149,7 +155,7 @@ class GetChartDataOperator(AnalyticsBaseOperator):
             collected.append(row)
         return {"chart_id": self.chart_id, "columns": rows.columns or [], "rows": collected}
 
-    def _write(self, rows: ChartRows, out: BinaryIO) -> int:
+    def _write(self, rows: ChartRows, out: BinaryIO, progress: TransferProgress) -> int:
         text = io.TextIOWrapper(out, encoding="utf-8", newline="")
         count = 0
         writer = csv.writer(text)
@@ -162,7 +168,9 @@ class GetChartDataOperator(AnalyticsBaseOperator):
             else:
                 text.write(json.dumps(dict(zip(names, row, strict=True)), default=str) + "\n")
             count += 1
+            progress.update(count)
         text.flush()
+        progress.finish(count)
         text.detach()
         return count
 

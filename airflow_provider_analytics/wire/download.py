@@ -26,6 +26,7 @@ from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.contract import HEADER_REPR_DIGEST, HEADER_REQUEST_ID
 from airflow_provider_analytics.wire.deadline import request_deadline
 from airflow_provider_analytics.wire.errors import DownloadIntegrityError, clean_text
+from airflow_provider_analytics.wire.progress import TransferProgress
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
@@ -208,10 +209,11 @@ class ReportStream:
         self._whole = response.headers
         return response
 
-    def copy_to(self, out: BinaryIO) -> DownloadedFile:
+    def copy_to(self, out: BinaryIO, progress: TransferProgress | None = None) -> DownloadedFile:
         """Write the whole body to ``out``, resuming after dropped connections, and verify it.
 
         :param out: a binary file object opened for writing (seekable: a download may have to start over).
+        :param progress: logs how far a long download got; by default every ``PROGRESS_INTERVAL`` seconds.
         :raises DownloadIntegrityError: the body was short, long or wrong after the resumes, or took longer
             than its deadline (the timeout plus the announced size at 16 KiB/s).
         """
@@ -220,6 +222,8 @@ class ReportStream:
             raise RuntimeError("use ReportStream as a context manager")
         total = self.size
         deadline = time.monotonic() + self._client.config.timeout + total / MIN_DOWNLOAD_RATE
+        if progress is None:
+            progress = TransferProgress(f"report {self._report_id}", total=total)
         hasher, written, resumes = hashlib.sha256(), 0, 0
         announced: list[bytes | None] = []  # Repr-Digests of resuming 206s: the whole file's digest too
         while True:
@@ -231,6 +235,7 @@ class ReportStream:
                         out.write(chunk)
                         hasher.update(chunk)
                         written += len(chunk)
+                        progress.update(written)
                 break
             except httpx.TransportError as exc:
                 response.close()
@@ -249,6 +254,7 @@ class ReportStream:
                     out.seek(0)
                     out.truncate()
                     hasher, written, total, announced = hashlib.sha256(), 0, self.size, []
+                    progress.total = total
                 else:
                     announced.append(parse_repr_digest(response.headers.get(HEADER_REPR_DIGEST)))
         if written != total:
@@ -258,6 +264,7 @@ class ReportStream:
             raise self._fail(f"sha-256 of the {written} bytes received does not match Repr-Digest")
         if self._expected_sha256 is not None and hasher.hexdigest() != self._expected_sha256:
             raise self._fail(f"sha-256 of the {written} bytes received does not match the report's sha256")
+        progress.finish(written)
         return DownloadedFile(size=written, sha256=hasher.hexdigest(), content_type=self.content_type)
 
     def _strong_etag(self) -> str | None:
