@@ -7,7 +7,6 @@ lineage makes are counted in the sandbox's request log.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -26,6 +25,16 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.lineage.conftest import RecordingTaskInstance, names, run_task
 
 FAST = {"poll_interval": 0.1, "deferrable": False}
+
+
+class OutletEvents:
+    """Airflow's ``outlet_events`` accessor, by asset URI (Airflow 3.1.8's ``Asset`` cannot be hashed)."""
+
+    def __init__(self) -> None:
+        self.by_uri: dict[str, SimpleNamespace] = {}
+
+    def __getitem__(self, asset: Any) -> SimpleNamespace:
+        return self.by_uri.setdefault(asset.uri, SimpleNamespace(extra={}))
 
 
 def facet(lineage: Any) -> AnalyticsRunFacet:
@@ -171,7 +180,7 @@ def test_generate_then_download_a_report(sandbox: SandboxServer, platform: str, 
     download = DownloadReportOperator(
         task_id="download", report_id=report["id"], destination=str(target), outlets=[file_asset], **FAST
     )
-    events: defaultdict[Any, Any] = defaultdict(lambda: SimpleNamespace(extra={}))
+    events = OutletEvents()
     ti = run_task(download, outlet_events=events)
     before = len(sandbox.state.requests)
     lineage = download.get_openlineage_facets_on_complete(ti)
