@@ -46,7 +46,8 @@ def test_failed_report_fails_the_task_and_downloads_nothing(run_dag, sandbox, tm
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
 def test_download_waits_for_a_report_still_being_generated(run_dag, sandbox, tmp_path, mode):
-    sandbox.state.set_timings(Timings(report_pending=0.2, report_generating=1.5))
+    # Long enough to outlast the run's start-up on a busy machine (3.2's dag.test() takes over 1.5 s).
+    sandbox.state.set_timings(Timings(report_pending=0.2, report_generating=4.0))
     with AnalyticsClient(make_config(sandbox)) as client:
         report = client.call(endpoints.generate_report([first_dashboard(sandbox)], "csv", name="late"))
     target = tmp_path / "exports" / "late.csv"
