@@ -1,7 +1,9 @@
 """Where a downloaded report goes: a local path or any ``ObjectStoragePath`` URI, file or folder.
 
-The file is written under a temporary name beside the target and moved into place only once the
-download is verified, so a failed download never leaves a file (complete-looking or partial) behind.
+A failed download never leaves a file (complete-looking or partial) behind. On a local disk the file is
+written under a temporary name beside the target and moved into place once verified; an object store has no
+rename, so there the bytes stream straight to the final key in an upload that is completed only once
+verified and aborted otherwise (hooks/object_storage.py, docs/object-storage.md).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote, urlsplit
 
+from airflow_provider_analytics.hooks.object_storage import filesystem_of, unusable, write_object
 from airflow_provider_analytics.version_compat import local_path_of
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.download import ReportStream
@@ -69,6 +72,7 @@ class Destination:
             local = local_path_of(destination)
             if local is not None:  # written as a local file; reported as the file:// URI it was given as
                 return cls(local, folder_hint or local.is_dir(), file_uri=True)
+            filesystem_of(destination, str(destination))
             return cls(destination, folder_hint or destination.is_dir())
         if isinstance(destination, (str, os.PathLike)):
             text = os.fspath(destination)
@@ -80,7 +84,11 @@ class Destination:
             if "://" not in text:
                 path = Path(text)
                 return cls(path, folder_hint or path.is_dir())
-            remote = ObjectStoragePath(text)
+            try:  # Airflow 2.11 looks the filesystem up as the path is built, later releases on first use
+                remote = ObjectStoragePath(text)
+            except (ValueError, ImportError) as exc:
+                raise unusable(text, exc) from None
+            filesystem_of(remote, text)
             return cls(remote, folder_hint or remote.is_dir())
         raise AnalyticsInputError(
             f"destination must be a local path, a URI such as s3://bucket/key, or an ObjectStoragePath; "
@@ -90,6 +98,14 @@ class Destination:
     def prepare(self) -> None:
         """Create the folder the file goes in, or fail with what to change; before any request is sent."""
         folder = self.path if self.is_folder else self.path.parent
+        if local_path_of(self.path) is None:
+            # An object store has no folders to create (s3fs's mkdir would even create a missing bucket).
+            if self.is_folder and self.path.is_file():
+                raise AnalyticsInputError(
+                    f"destination {self.path} ends in '/' but is an existing object: name a folder, or drop the '/' "
+                    "to write to that object"
+                )
+            return
         try:
             if self.is_folder and self.path.exists() and not self.path.is_dir():
                 raise AnalyticsInputError(
@@ -125,30 +141,36 @@ def _local_path_of_file_uri(uri: str) -> str:
 
 def refuse_existing(target: AnyPath, overwrite: bool) -> None:
     """Fail before writing when the target exists and ``overwrite`` is not set."""
+    if local_path_of(target) is None:
+        # s3fs answers exists() from listings it cached (Destination.parse's is_dir()): ask the store itself.
+        with contextlib.suppress(Exception):
+            target.fs.invalidate_cache(target.path)
     if not overwrite and target.exists():
         raise AnalyticsInputError(f"{target} already exists: pass overwrite=True to replace it, or pick another path")
 
 
-def _open_new(partial: AnyPath) -> BinaryIO:
-    local = local_path_of(partial)  # never isinstance(partial, Path): an ObjectStoragePath may be one
-    if local is not None:
-        # A local file is created, never reused: O_EXCL refuses an existing file or a planted symlink.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-        return os.fdopen(os.open(local, flags, 0o666), "wb")
-    opened: BinaryIO = partial.open("wb")
-    return opened
+def _open_new(local: Path) -> BinaryIO:
+    # A local file is created, never reused: O_EXCL refuses an existing file or a planted symlink.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    return os.fdopen(os.open(local, flags, 0o666), "wb")
 
 
-def write_atomically(target: AnyPath, write: Callable[[BinaryIO], T]) -> T:
+def write_atomically(target: AnyPath, write: Callable[[BinaryIO], T], size_hint: int | None = None) -> T:
     """Run ``write`` on a new temporary file beside ``target``, then move it into place; on failure remove it.
+
+    On an object store (no rename) ``write`` streams into ``target`` itself, in an upload completed only when
+    ``write`` returns and aborted when it raises (:func:`write_object`).
 
     :param target: the final file.
     :param write: writes the content to the binary file object it is given.
+    :param size_hint: the expected size, when known (an object store's part size depends on it).
     """
+    if local_path_of(target) is None:
+        return write_object(target.fs, target.path, str(target), write, size_hint)
     partial = target.parent / f".{target.name}.{secrets.token_hex(8)}.part"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with _open_new(partial) as out:
+        with _open_new(local_path_of(partial) or Path(partial)) as out:
             result = write(out)
         partial.replace(target)
     except OSError as exc:
@@ -193,5 +215,5 @@ def download_report_to(
         target = where.target(stream.filename or f"{report_id}.{stream.extension}")
         if where.is_folder:
             refuse_existing(target, overwrite)
-        written = write_atomically(target, stream.copy_to)
+        written = write_atomically(target, stream.copy_to, stream.size)
     return DownloadResult(where.uri_of(target), written.size, written.sha256, written.content_type)

@@ -1,0 +1,211 @@
+"""Reports and chart exports to S3 (moto's server over HTTP): straight into the final key, visible only when verified.
+
+Every failure leaves the bucket as it was: no object, no open multipart upload. The failing reports are larger
+than one upload part (8 MiB), so a multipart upload was really started and had to be aborted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+from airflow_provider_analytics.hooks.destinations import download_report_to
+from airflow_provider_analytics.operators.charts import GetChartDataOperator
+from airflow_provider_analytics.sandbox.faults import Fault
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.version_compat import OBJECT_STORAGE_PATHS_WORK
+from airflow_provider_analytics.wire.client import AnalyticsClient
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, DownloadIntegrityError
+from tests.object_storage.conftest import BUCKET
+from tests.support.context import make_context
+from tests.support.fixtures import make_config
+from tests.support.reports import download_requests, ready_report
+from tests.support.s3 import CONN_ID, objects, open_uploads
+
+pytestmark = pytest.mark.skipif(
+    not OBJECT_STORAGE_PATHS_WORK,
+    reason="ObjectStoragePath refuses every protocol on Airflow 3.0 with universal-pathlib 0.3",
+)
+MIB = 1024 * 1024
+
+
+def body_of(s3: Any, key: str) -> bytes:
+    return bytes(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+
+
+def big_report(hook: AnalyticsHook, sandbox: SandboxServer) -> dict[str, Any]:
+    """A CSV report of about 20 MiB: two and a half upload parts."""
+    report = ready_report(hook, sandbox, format="csv", name="big", parameters={"rows": 480_000})
+    assert report["size_bytes"] > 2 * 8 * MIB, report["size_bytes"]
+    return report
+
+
+def assert_left_nothing(s3: Any, before: dict[str, int]) -> None:
+    assert objects(s3, BUCKET) == before
+    assert open_uploads(s3, BUCKET) == []
+
+
+@pytest.mark.parametrize("uri", ["s3://exports/daily/", f"s3://{CONN_ID}@exports/daily/"], ids=["bare", "conn_id"])
+def test_folder_that_holds_other_objects(hook: AnalyticsHook, sandbox: SandboxServer, s3: Any, uri: str) -> None:
+    s3.put_object(Bucket=BUCKET, Key="daily/other.csv", Body=b"a,b\n")
+    report = big_report(hook, sandbox)
+
+    result = hook.download_report(report["id"], uri)
+
+    assert result.uri == f"{uri}big.csv"
+    assert objects(s3, BUCKET) == {"daily/other.csv": 4, "daily/big.csv": report["size_bytes"]}
+    assert hashlib.sha256(body_of(s3, "daily/big.csv")).hexdigest() == report["sha256"] == result.sha256
+    assert open_uploads(s3, BUCKET) == []
+
+
+@pytest.mark.parametrize("uri", ["s3://exports/one.pdf", f"s3://{CONN_ID}@exports/one.pdf"], ids=["bare", "conn_id"])
+def test_small_file_to_a_key(hook: AnalyticsHook, sandbox: SandboxServer, s3: Any, uri: str) -> None:
+    report = ready_report(hook, sandbox)
+
+    result = hook.download_report(report["id"], uri)
+
+    assert result.uri == uri
+    assert hashlib.sha256(body_of(s3, "one.pdf")).hexdigest() == report["sha256"]
+    assert objects(s3, BUCKET) == {"one.pdf": report["size_bytes"]}
+
+
+def test_existing_key_is_refused_before_any_request(hook: AnalyticsHook, sandbox: SandboxServer, s3: Any) -> None:
+    report = ready_report(hook, sandbox)
+    s3.put_object(Bucket=BUCKET, Key="daily/sales.pdf", Body=b"old")
+
+    with pytest.raises(AnalyticsInputError, match="already exists: pass overwrite=True"):
+        hook.download_report(report["id"], "s3://exports/daily/sales.pdf")
+
+    assert download_requests(sandbox) == []
+    assert body_of(s3, "daily/sales.pdf") == b"old"
+
+
+@pytest.mark.parametrize("folder", [False, True], ids=["key", "folder"])
+def test_overwrite_replaces_the_object(hook: AnalyticsHook, sandbox: SandboxServer, s3: Any, folder: bool) -> None:
+    report = big_report(hook, sandbox)
+    s3.put_object(Bucket=BUCKET, Key="daily/big.csv", Body=b"old")
+    s3.put_object(Bucket=BUCKET, Key="daily/neighbour.csv", Body=b"n")
+
+    hook.download_report(report["id"], "s3://exports/daily/" + ("" if folder else "big.csv"), overwrite=True)
+
+    assert hashlib.sha256(body_of(s3, "daily/big.csv")).hexdigest() == report["sha256"]
+    assert objects(s3, BUCKET) == {"daily/big.csv": report["size_bytes"], "daily/neighbour.csv": 1}
+    assert open_uploads(s3, BUCKET) == []
+
+
+def test_existing_key_in_a_folder_is_refused_without_writing(
+    hook: AnalyticsHook, sandbox: SandboxServer, s3: Any
+) -> None:
+    report = big_report(hook, sandbox)
+    s3.put_object(Bucket=BUCKET, Key="daily/big.csv", Body=b"old")
+
+    with pytest.raises(AnalyticsInputError, match="already exists"):
+        hook.download_report(report["id"], "s3://exports/daily/")
+
+    assert_left_nothing(s3, {"daily/big.csv": 3})
+
+
+def test_wrong_digest_leaves_nothing(hook: AnalyticsHook, sandbox: SandboxServer, s3: Any) -> None:
+    report = big_report(hook, sandbox)
+    sandbox.state.inject(Fault.bad_digest())
+
+    with pytest.raises(DownloadIntegrityError, match="does not match Repr-Digest"):
+        hook.download_report(report["id"], "s3://exports/daily/")
+
+    assert_left_nothing(s3, {})
+
+
+def test_digest_other_than_the_reports_sha256_leaves_nothing(
+    hook: AnalyticsHook, sandbox: SandboxServer, s3: Any
+) -> None:
+    report = big_report(hook, sandbox)
+
+    with pytest.raises(DownloadIntegrityError, match="report's sha256"):
+        hook.download_report(report["id"], "s3://exports/x.csv", report={**report, "sha256": "0" * 64})
+
+    assert_left_nothing(s3, {})
+
+
+def test_oversized_body_leaves_nothing(hook: AnalyticsHook, sandbox: SandboxServer, s3: Any) -> None:
+    report = big_report(hook, sandbox)
+
+    with (
+        AnalyticsClient(make_config(sandbox, max_download_bytes=8 * MIB)) as client,
+        pytest.raises(DownloadIntegrityError, match="over the 8388608 allowed"),
+    ):
+        download_report_to(client, report["id"], "s3://exports/daily/")
+
+    assert_left_nothing(s3, {})
+
+
+def test_body_longer_than_the_report_leaves_nothing(hook: AnalyticsHook, sandbox: SandboxServer, s3: Any) -> None:
+    report = big_report(hook, sandbox)
+    headers = {"Content-Type": "text/csv", "Content-Disposition": 'attachment; filename="big.csv"'}
+    size = report["size_bytes"] + 4 * MIB  # the platform's answer is longer than the report it described
+    sandbox.state.inject(
+        Fault.stream(headers=headers, chunk=b"x" * 65536, chunk_count=size // 65536, path="/download$")
+    )
+
+    with pytest.raises(DownloadIntegrityError):
+        hook.download_report(report["id"], "s3://exports/daily/", report=report)
+
+    assert_left_nothing(s3, {})
+
+
+def test_connection_lost_for_good_leaves_nothing(hook: AnalyticsHook, sandbox: SandboxServer, s3: Any) -> None:
+    report = big_report(hook, sandbox)
+    sandbox.state.inject(Fault.truncate(at_bytes=12 * MIB, times=1))
+    sandbox.state.inject(Fault.truncate(at_bytes=1 * MIB, times=3))  # every resume is cut too
+
+    with pytest.raises(DownloadIntegrityError, match="connection lost"):
+        hook.download_report(report["id"], "s3://exports/daily/")
+
+    assert_left_nothing(s3, {})
+
+
+def test_connection_lost_once_is_resumed_into_the_same_upload(
+    hook: AnalyticsHook, sandbox: SandboxServer, s3: Any
+) -> None:
+    report = big_report(hook, sandbox)
+    sandbox.state.inject(Fault.truncate(at_bytes=12 * MIB))
+
+    result = hook.download_report(report["id"], "s3://exports/daily/")
+
+    assert [entry.headers.get("range") for entry in download_requests(sandbox)] == [None, f"bytes={12 * MIB}-"]
+    assert hashlib.sha256(body_of(s3, "daily/big.csv")).hexdigest() == report["sha256"] == result.sha256
+    assert open_uploads(s3, BUCKET) == []
+
+
+@pytest.mark.parametrize(
+    ("uri", "needs"),
+    [
+        ("gs://exports/daily/", "apache-airflow-providers-google gcsfs"),
+        ("abfs://exports/daily/r.pdf", "apache-airflow-providers-microsoft-azure adlfs"),
+    ],
+)
+def test_scheme_without_a_filesystem_fails_before_any_request(
+    hook: AnalyticsHook, sandbox: SandboxServer, uri: str, needs: str
+) -> None:
+    report = ready_report(hook, sandbox)
+    before = len(sandbox.state.requests)
+
+    with pytest.raises(AnalyticsInputError, match=f"destinations need .*pip install {needs}"):
+        hook.download_report(report["id"], uri)
+
+    assert sandbox.state.requests[before:] == []
+
+
+def test_chart_export_streams_to_s3(sandbox: SandboxServer, s3: Any) -> None:
+    s3.put_object(Bucket=BUCKET, Key="charts/other.csv", Body=b"x")
+    op = GetChartDataOperator(task_id="t", chart_id="ch_revenue", destination=f"s3://{CONN_ID}@exports/charts/rows.csv")
+
+    result = op.execute(make_context())
+
+    lines = body_of(s3, "charts/rows.csv").decode().splitlines()
+    assert result["uri"] == f"s3://{CONN_ID}@exports/charts/rows.csv"
+    assert len(lines) == result["rows"] + 1
+    assert lines[0] == ",".join(column["name"] for column in result["columns"])
+    assert sorted(objects(s3, BUCKET)) == ["charts/other.csv", "charts/rows.csv"]
