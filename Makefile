@@ -51,11 +51,12 @@ e2e: install
 	fi
 	cd tools/e2e && ../../$(BIN)/python run.py --executor $(EXECUTOR) --airflow "$(AIRFLOW)" --uv ../../$(UV)
 
-# Benchmarks (bench/README.md): import cost, a 1 GiB download, thousands of waits in one triggerer loop.
+# Benchmarks (bench/README.md): import cost, a 1 GiB download (to disk and to S3), thousands of waits in one triggerer loop.
 # Writes bench/results/; about 15 minutes. The full triggerer run (longer windows): bench/triggerer.py.
 bench: install
 	$(BIN)/python bench/imports.py
 	$(BIN)/python bench/download.py
+	$(BIN)/python bench/object_storage.py
 	$(BIN)/python bench/triggerer.py --quick
 
 # The sdist and the wheel in dist/, checked: metadata, contents, and clean installs without and with the

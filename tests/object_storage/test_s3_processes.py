@@ -111,7 +111,8 @@ def test_sigkill_leaves_an_open_upload_and_no_object_and_a_rerun_succeeds(
             assert time.monotonic() < deadline, "no multipart upload was started"
             time.sleep(0.1)
     finally:
-        os.kill(process.pid, signal.SIGKILL)
+        if process.poll() is None:  # still running (poll() reaped it otherwise: its pid may be reused)
+            os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
 
     # What a killed task leaves: no object anyone can see, and an open multipart upload (billed until a
