@@ -86,7 +86,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def execute(self, context: Context) -> Any:
         self.validate()
-        self._deadline = self.wait_deadline(context)
+        self._deadline = self.begin_wait(context)
         return self.execute_resumable(context)
 
     def submit_job(self, context: Context) -> Any:
@@ -182,6 +182,8 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def execute_complete(self, context: Context, event: Any = None) -> Any:
         """Resume after the trigger fired: check the event is ours and well-formed, then finish."""
+        if self.replayed_from_earlier_try(event, context):
+            return self.execute(context)
         store = context.get("task_state_store")
         started = store.get(self.external_id_key) if store is not None else None
         external_id, resource, outcome = self.resume(event, started)

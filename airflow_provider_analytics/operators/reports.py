@@ -156,13 +156,15 @@ class DownloadReportOperator(ReportWaiting):
         where = Destination.parse(self.destination)
         if not where.is_folder:
             refuse_existing(where.path, self.overwrite)
-        report, outcome = self.wait_for(self.report_id, self.fetch(self.report_id), self.wait_deadline(context))
+        report, outcome = self.wait_for(self.report_id, self.fetch(self.report_id), self.begin_wait(context))
         if outcome == "failure":
             self.failed(self.report_id, report)
         return self._download(context, report)
 
     def execute_complete(self, context: Context, event: Any = None) -> str:
         """Resume once the report is ready (or the wait failed), then download."""
+        if self.replayed_from_earlier_try(event, context):
+            return self.execute(context)
         _, report, outcome = self.resume(event, self.report_id)
         if outcome == "failure":
             self.failed(self.report_id, report)

@@ -23,6 +23,8 @@ from airflow_provider_analytics.triggers.wait_events import (
     checked_event,
     describe_target,
     failure_message,
+    from_earlier_try,
+    try_number_of,
 )
 
 if TYPE_CHECKING:
@@ -116,6 +118,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         self.deferrable = deferrable
         self.poll_interval = poll_seconds(poll_interval)
         self.timeout = seconds(timeout, "timeout")
+        self.waiting_try: int | None = None  # set by begin_wait
 
     # What a concrete operator says --------------------------------------------------------------------
 
@@ -146,8 +149,12 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
 
     # The wait -----------------------------------------------------------------------------------------
 
-    def wait_deadline(self, context: Context) -> float | None:
-        """Epoch seconds when the wait ends: ``timeout`` from now, or just before ``execution_timeout``."""
+    def begin_wait(self, context: Context) -> float | None:
+        """Start this try's wait: note which try waits (its trigger echoes it), and return the deadline.
+
+        The deadline, in epoch seconds, is ``timeout`` from now, or just before ``execution_timeout``.
+        """
+        self.waiting_try = try_number_of(context)
         deadlines = []
         if self.timeout is not None:
             deadlines.append(time.time() + self.timeout)
@@ -166,7 +173,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
 
         :param external_id: the work.
         :param resource: its state as already fetched.
-        :param deadline: from :meth:`wait_deadline`.
+        :param deadline: from :meth:`begin_wait`.
         """
         return wait_until_done(
             self,
@@ -194,8 +201,25 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
             deadline=deadline,
             analytics_conn_id=self.analytics_conn_id,
             cancel_on_kill=self.cancels_on_kill,
+            try_number=self.waiting_try,
         )
         return trigger
+
+    def replayed_from_earlier_try(self, event: object, context: Context) -> bool:
+        """Whether the task was resumed with an earlier try's event (Airflow 3.0), logged; it should start over.
+
+        :param event: what ``execute_complete`` was called with.
+        :param context: the task's context.
+        """
+        earlier = from_earlier_try(event, context)
+        if earlier is None:
+            return False
+        self.log.warning(
+            "Airflow resumed try %s with the event of try %s (apache/airflow#56704, Airflow 3.0): starting over",
+            try_number_of(context),
+            earlier,
+        )
+        return True
 
     def resume(self, event: object, expected_id: Any) -> tuple[Any, Mapping[str, Any], Outcome]:
         """Read the event a deferred wait resumed with: the work, its last state and the verdict.

@@ -19,7 +19,7 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, seconds
-from airflow_provider_analytics.triggers.wait_events import checked_event
+from airflow_provider_analytics.triggers.wait_events import checked_event, from_earlier_try, try_number_of
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.outcomes import parse_time, sync_outcome
@@ -124,12 +124,17 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
                 poll_interval=float(self.poke_interval),
                 deadline=time.time() + float(self.timeout),
                 analytics_conn_id=self.analytics_conn_id,
+                try_number=try_number_of(context),
             ),
             method_name="execute_complete",
         )
 
     def execute_complete(self, context: Context, event: Any = None) -> Any:
         """Resume from the trigger: check the event is ours, then succeed, fail or time out."""
+        if (earlier := from_earlier_try(event, context)) is not None:
+            # Airflow 3.0 resumes a retry with the previous try's event (apache/airflow#56704): start over.
+            self.log.warning("Resumed with the event of try %s (Airflow 3.0): starting over", earlier)
+            return self.execute(context)
         checked = checked_event(event, "sync", self.task_id, {"data_source_id": self.data_source_id})
         status = checked["resource"] or {}
         if checked["status"] == "success":

@@ -46,6 +46,8 @@ class AnalyticsPollTrigger(BaseTrigger):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     :param cancel_on_kill: cancel the remote work when a user kills the deferred task (Airflow 3.3+ calls
         :meth:`on_kill` on mark-failed, mark-success and clear; a triggerer restart never does).
+    :param try_number: the task try that deferred; echoed in the event so that a later try can tell an
+        event it was wrongly resumed with (Airflow 3.0) from its own.
     """
 
     kind: ClassVar[WaitKind]
@@ -57,6 +59,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         deadline: float | None = None,
         analytics_conn_id: str = DEFAULT_CONN_ID,
         cancel_on_kill: bool = False,
+        try_number: int | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow leaves it unannotated
         interval = float(poll_interval)
@@ -65,6 +68,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         self.deadline = deadline
         self.analytics_conn_id = analytics_conn_id
         self.cancel_on_kill = cancel_on_kill
+        self.try_number = try_number
 
     @property
     @abstractmethod
@@ -92,6 +96,8 @@ class AnalyticsPollTrigger(BaseTrigger):
             "analytics_conn_id": self.analytics_conn_id,
             "cancel_on_kill": self.cancel_on_kill,
         }
+        if self.try_number is not None:  # absent when the task did not say (and from triggers made before)
+            kwargs["try_number"] = self.try_number
         return f"{type(self).__module__}.{type(self).__qualname__}", kwargs
 
     @property
@@ -100,7 +106,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         return describe_target(self.kind, self.target)
 
     def _event(self, status: EventStatus, resource: Mapping[str, Any] | None, message: str) -> TriggerEvent:
-        payload = wait_event(status, self.kind, self.target, resource, message)
+        payload = wait_event(status, self.kind, self.target, resource, message, self.try_number)
         return TriggerEvent(payload)  # type: ignore[no-untyped-call]
 
     async def run(self) -> AsyncIterator[TriggerEvent]:

@@ -9,7 +9,7 @@ use it at DAG parse time for free.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from airflow.providers.common.compat.sdk import AirflowException
 
@@ -30,6 +30,8 @@ __all__ = [
     "checked_event",
     "describe_target",
     "failure_message",
+    "from_earlier_try",
+    "try_number_of",
     "wait_event",
 ]
 
@@ -42,6 +44,8 @@ class WaitEvent(TypedDict):
     :param target: the ids (and settings) of the wait, as the trigger's kwargs name them.
     :param resource: the platform object as last fetched, or ``None`` if no poll succeeded.
     :param message: one line for the task log.
+    :param try_number: the task try that deferred to the trigger, when the task told it (see
+        :func:`from_earlier_try`).
     """
 
     status: EventStatus
@@ -49,6 +53,7 @@ class WaitEvent(TypedDict):
     target: dict[str, Any]
     resource: dict[str, Any] | None
     message: str
+    try_number: NotRequired[int]
 
 
 class UnexpectedEventError(AirflowException):
@@ -56,7 +61,12 @@ class UnexpectedEventError(AirflowException):
 
 
 def wait_event(
-    status: EventStatus, kind: WaitKind, target: Mapping[str, Any], resource: Mapping[str, Any] | None, message: str
+    status: EventStatus,
+    kind: WaitKind,
+    target: Mapping[str, Any],
+    resource: Mapping[str, Any] | None,
+    message: str,
+    try_number: int | None = None,
 ) -> WaitEvent:
     """Build the payload of a trigger event (JSON values only, so it survives the trip through the database).
 
@@ -65,14 +75,44 @@ def wait_event(
     :param target: the wait's ids.
     :param resource: the last state fetched, if any.
     :param message: one line for the task log.
+    :param try_number: the task try that deferred, if the trigger was told.
     """
-    return {
+    event: WaitEvent = {
         "status": status,
         "kind": kind,
         "target": dict(target),
         "resource": dict(resource) if resource is not None else None,
         "message": message,
     }
+    if try_number is not None:
+        event["try_number"] = try_number
+    return event
+
+
+def try_number_of(context: Mapping[str, Any]) -> int | None:
+    """The running try of the task, as Airflow numbers it, when the context says.
+
+    :param context: the task's context.
+    """
+    number = getattr(context.get("ti"), "try_number", None)
+    return number if isinstance(number, int) and not isinstance(number, bool) else None
+
+
+def from_earlier_try(event: object, context: Mapping[str, Any]) -> int | None:
+    """The try an event belongs to, when that is an earlier try than the one resumed with it; else ``None``.
+
+    Airflow 3.0 does not clear a deferred task's resume point when the task is retried (apache/airflow#56704,
+    fixed in 3.1): the next try skips ``execute`` and resumes with the previous try's event, so a failed
+    wait would fail every retry the same way. A task that finds such an event starts over instead.
+
+    :param event: what the task was resumed with.
+    :param context: the task's context.
+    """
+    current = try_number_of(context)
+    deferred = event.get("try_number") if isinstance(event, Mapping) else None
+    if current is None or not isinstance(deferred, int) or isinstance(deferred, bool) or deferred >= current:
+        return None
+    return deferred
 
 
 def describe_target(kind: WaitKind, target: Mapping[str, Any]) -> str:
