@@ -11,10 +11,11 @@ from typing import Any, TypeVar
 import httpx
 
 from airflow_provider_analytics.wire.core import Answer, BaseAnalyticsClient, ClientConfig, Exchange, Reply, Send, Sleep
-from airflow_provider_analytics.wire.deadline import install_deadlines, request_deadline
+from airflow_provider_analytics.wire.deadline import request_deadline
 from airflow_provider_analytics.wire.endpoints import Call, PagedCall, RequestSpec
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 from airflow_provider_analytics.wire.pagination import AsyncPager, SyncPager
+from airflow_provider_analytics.wire.transports import async_transports, sync_transports
 
 T = TypeVar("T")
 
@@ -35,8 +36,10 @@ class AnalyticsClient(BaseAnalyticsClient):
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         super().__init__(config)
-        self._http = httpx.Client(transport=transport, **self._httpx_options())
-        install_deadlines(self._http)
+        # An injected transport (a test's MockTransport) is used as it is, without environment proxies, as
+        # httpx itself does; otherwise every pool runs on the deadline backend (wire/transports.py).
+        transports = {"transport": transport} if transport is not None else sync_transports(self._pool_settings())
+        self._http = httpx.Client(**transports, **self._httpx_options())
         self._sleep = sleep
 
     def call(self, call: Call[T]) -> T:
@@ -114,8 +117,8 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         super().__init__(config)
-        self._http = httpx.AsyncClient(transport=transport, **self._httpx_options())
-        install_deadlines(self._http)
+        transports = {"transport": transport} if transport is not None else async_transports(self._pool_settings())
+        self._http = httpx.AsyncClient(**transports, **self._httpx_options())
         self._sleep = sleep
 
     async def call(self, call: Call[T]) -> T:

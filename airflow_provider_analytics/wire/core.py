@@ -40,6 +40,7 @@ from airflow_provider_analytics.wire.errors import (
 )
 from airflow_provider_analytics.wire.retry import RetryPolicy, parse_retry_after
 from airflow_provider_analytics.wire.tls import tls_context
+from airflow_provider_analytics.wire.transports import PoolSettings
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
@@ -239,14 +240,15 @@ class BaseAnalyticsClient:
             "base_url": self.config.base_url,
             "headers": headers,
             "timeout": httpx.Timeout(self.config.timeout),
-            # httpx closes idle connections after 5 s: a wait polling every 5 s or more would pay a new TLS
-            # handshake on every poll. A dead kept connection is noticed and replaced before it is reused.
-            "limits": httpx.Limits(
-                max_connections=100, max_keepalive_connections=20, keepalive_expiry=KEEPALIVE_SECONDS
-            ),
-            "verify": tls_context(self.config.verify),
             "follow_redirects": False,
         }
+
+    def _pool_settings(self) -> PoolSettings:
+        """TLS and limits of the connection pools under both clients (wire/transports.py builds them)."""
+        # httpx closes idle connections after 5 s: a wait polling every 5 s or more would pay a new TLS
+        # handshake on every poll. A dead kept connection is noticed and replaced before it is reused.
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=KEEPALIVE_SECONDS)
+        return PoolSettings(tls_context(self.config.verify), limits)
 
     def _build_request(self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec) -> httpx.Request:
         headers = {"Authorization": f"Bearer {self.config.token}", **spec.headers}

@@ -7,7 +7,8 @@ request ends by its deadline however the server paces its bytes.
 
 The deadline travels in a context variable (set around one attempt by the client, and around a whole call,
 retries included, by :func:`call_deadline`), so it follows a request into the connection it happens to use.
-The network backend of httpx's connection pool is wrapped once per client by :func:`install_deadlines`.
+The two backends at the bottom are what :mod:`~airflow_provider_analytics.wire.transports` builds every
+connection pool on, through httpcore's public ``network_backend`` parameter.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from contextvars import ContextVar
 from typing import Any
 
 import httpcore
-import httpx
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
@@ -173,20 +173,7 @@ class _AsyncBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-def install_deadlines(http: httpx.Client | httpx.AsyncClient) -> None:
-    """Wrap the network backend of every connection pool of ``http`` (its transport and proxy mounts).
-
-    httpx offers no public way to choose the network backend, so this reaches into its transports: a
-    transport that is not httpx's own (a test's ``MockTransport``) is left alone, and the tests of this
-    module fail if a new httpx moves the pool.
-
-    :param http: a freshly built client, before its first request.
-    """
-    transports = [http._transport, *http._mounts.values()]
-    for transport in transports:
-        pool = getattr(transport, "_pool", None)
-        backend = getattr(pool, "_network_backend", None)
-        if backend is None or isinstance(backend, (_Backend, _AsyncBackend)):
-            continue
-        wrapper = _Backend(backend) if isinstance(backend, httpcore.NetworkBackend) else _AsyncBackend(backend)
-        pool._network_backend = wrapper  # type: ignore[union-attr]
+# Network backends keep no state of their own, so every connection pool of every client shares these two.
+DEADLINE_BACKEND: httpcore.NetworkBackend = _Backend(httpcore.SyncBackend())
+# AnyIO runs on asyncio (the triggerer's loop) and on trio alike; httpcore's own default picks it for asyncio.
+ASYNC_DEADLINE_BACKEND: httpcore.AsyncNetworkBackend = _AsyncBackend(httpcore.AnyIOBackend())

@@ -119,6 +119,12 @@ class HostileServer:
         alive = [thread.name for thread in threads if thread.is_alive()]
         assert not alive, f"the hostile server's threads did not end: {alive}"
 
+    @property
+    def connections(self) -> int:
+        """How many connections the server has accepted so far (a kept-alive one counts once)."""
+        with self._lock:
+            return len(self._clients)
+
     def answer_with(self, *scripts: Script) -> None:
         """Answer the next requests with ``scripts`` instead (the last one repeats): one server, many cases."""
         if not scripts:
