@@ -104,3 +104,30 @@ def link_url(ti_key: Any, key: str) -> str:
     from airflow.models.xcom import XCom
 
     return str(XCom.get_value(ti_key=ti_key, key=key) or "")
+
+
+# The one read of Airflow internals in the provider (tests/test_private_api_guard.py allows it here only).
+# Airflow 3.3's AssetStateStoreAccessors, the asset_state_store an event trigger is given, holds one accessor
+# per watched asset in these two dicts and offers no public way to list them: its aget/aset refuse to choose
+# when there are several, and subscripting needs the Asset, which a trigger is not told. tests/triggers/
+# test_asset_state_accessors.py fails on any Airflow whose store lacks them; apache-airflow<3.4 keeps the
+# provider on releases that were checked.
+ASSET_STATE_STORE_INTERNALS = ("_by_name", "_by_uri")
+
+
+def asset_state_accessors(store: Any) -> list[Any]:
+    """The state accessor of each asset an event trigger watches, for reading and writing each one.
+
+    Assets whose watchers serialize alike share one trigger, and Airflow then hands it one store for all of
+    them. With one asset (or a store of unknown shape) the store itself is the accessor.
+
+    :param store: the trigger's ``asset_state_store`` (an ``AssetStateStoreAccessors``); ``None`` before
+        Airflow 3.3 or when the triggerer set none.
+    :returns: nothing without a store; else accessors with ``aget``/``aset``.
+    """
+    if store is None:
+        return []
+    by_name, by_uri = (getattr(store, name, None) for name in ASSET_STATE_STORE_INTERNALS)
+    if isinstance(by_name, dict) and isinstance(by_uri, dict) and len(by_name) + len(by_uri) > 1:
+        return [*by_name.values(), *by_uri.values()]
+    return [store]

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Hashable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_provider_analytics.version_compat import require_airflow_3
+from airflow_provider_analytics.version_compat import asset_state_accessors, require_airflow_3
 
 # Asset watchers exist from Airflow 3.0: on 2.x this import fails with a sentence, not a missing name.
 require_airflow_3("DataSourceSyncedEventTrigger (event-driven scheduling with an AssetWatcher)")
@@ -216,17 +216,12 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
         )
 
     def _state_accessors(self) -> list[Any]:
-        """Where the watermark lives: one accessor per watched asset; none without a state store."""
-        store = getattr(self, "asset_state_store", None)  # Airflow before 3.3 has no such attribute
-        if store is None:
-            return []
-        by_name, by_uri = getattr(store, "_by_name", None), getattr(store, "_by_uri", None)
-        if isinstance(by_name, dict) and isinstance(by_uri, dict) and len(by_name) + len(by_uri) > 1:
-            # Assets whose watchers serialize alike share one trigger. The store's own aget/aset then
-            # refuse (ValueError: which asset?) and it offers no public way to each asset, so reach them
-            # directly: every asset keeps the same watermark.
-            return [*by_name.values(), *by_uri.values()]
-        return [store]
+        """Where the watermark lives: one accessor per watched asset; none without a state store.
+
+        Every asset of a shared trigger keeps the same watermark (see docs/events.md).
+        """
+        # Airflow before 3.3 has no such attribute.
+        return asset_state_accessors(getattr(self, "asset_state_store", None))
 
     async def _read_watermark(self) -> str | object | None:
         """The stored watermark; ``_NOTHING_STORED`` for a new watcher (or no store); ``_UNREAD`` on failure."""
