@@ -9,9 +9,9 @@ import time
 import httpx
 import pytest
 
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.sandbox.store import SandboxState
 from tests.support.names import EXECUTE_PATH
 
 # Headers uvicorn puts on every answer, whatever the fault says.
@@ -173,7 +173,12 @@ def test_stream_stops_quietly_when_the_client_goes_away(
         Fault.stream(chunk=b" ", chunk_count=1000, interval=0.5),  # 500 s if nobody stopped it
     )
     for _ in range(2):
-        with httpx.Client(base_url=analytics_sandbox.base_url) as other, other.stream("GET", "/v1/charts") as response:
+        # httpx's 5 s default is too short on a loaded machine: the sandbox may still be ending the stream
+        # the previous client walked away from when this request arrives.
+        with (
+            httpx.Client(base_url=analytics_sandbox.base_url, timeout=60) as other,
+            other.stream("GET", "/v1/charts") as response,
+        ):
             next(response.iter_raw())
     assert wait_for_idle_server(analytics_sandbox)
     assert client.get("/v1/charts").status_code == 200
