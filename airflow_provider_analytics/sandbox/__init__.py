@@ -3,11 +3,17 @@
 The sandbox needs the ``sandbox`` extra (``pip install "airflow-provider-analytics[sandbox]"``: FastAPI,
 Starlette, pydantic, uvicorn); the provider's runtime modules never import it.
 
+Its parts: ``domain`` (records, state machines, the store and the platform's rules; plain Python),
+``faults`` (what a misbehaving platform answers; plain Python), ``routes`` (the ``/v1`` resources) and
+``http`` (the uvicorn server, the application, its gateway, admin endpoints and UI pages). ``server``
+and ``config`` keep the documented import paths of ``SandboxServer``, ``SandboxConfig`` and ``Timings``.
+
 Importing this package is cheap: the server, its configuration and the fault helpers are loaded
 on first attribute access, so that the pytest plugin (registered for every user of the provider)
-never imports FastAPI or uvicorn unless a sandbox fixture is actually used. When the extra is
-missing, importing any other sandbox module raises :class:`SandboxDependencyError`, which says what
-to install, instead of a bare ``No module named 'uvicorn'`` from deep inside the server.
+never imports FastAPI or uvicorn unless a sandbox fixture is actually used. Without the extra,
+importing ``http`` or ``routes`` (and so ``server``) raises :class:`SandboxDependencyError`, which
+says what to install, instead of a bare ``No module named 'uvicorn'`` from deep inside the server;
+each of the two packages checks that itself before it imports anything of the server stack.
 """
 
 from __future__ import annotations
@@ -15,15 +21,13 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import importlib.util
-import sys
 from collections.abc import Sequence
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
-    from airflow_provider_analytics.sandbox.faults import Fault
-    from airflow_provider_analytics.sandbox.server import SandboxServer
+    from airflow_provider_analytics.sandbox.domain.config import SandboxConfig, Timings
+    from airflow_provider_analytics.sandbox.faults.kinds import Fault
+    from airflow_provider_analytics.sandbox.http.server import SandboxServer
 
 __all__ = [
     "EXTRA_MODULES",
@@ -41,10 +45,6 @@ INSTALL_EXTRA = 'pip install "airflow-provider-analytics[sandbox]"'
 # The top-level modules the sandbox imports, one per requirement of the `sandbox` extra in pyproject.toml
 # (tests/test_packaging.py keeps the two equal).
 EXTRA_MODULES = ("fastapi", "pydantic", "starlette", "uvicorn")
-# Submodules that must import without the extra: pytest loads the plugin in every run where the provider
-# is installed, and the command line prints the install hint itself.
-# config holds plain settings (no server stack): the command line reads its limits for --help.
-_IMPORTABLE_WITHOUT_EXTRA = frozenset({"pytest_plugin", "__main__", "config"})
 
 _LAZY_EXPORTS = {
     "Fault": "airflow_provider_analytics.sandbox.faults",
@@ -89,26 +89,6 @@ def _find(module: str) -> importlib.machinery.ModuleSpec | None:
         return importlib.util.find_spec(module)
     except (ImportError, ValueError):  # a broken or half-removed install counts as missing
         return None
-
-
-class _RequireExtraFinder:
-    """A meta path finder that turns the import of a sandbox module into :class:`SandboxDependencyError`.
-
-    Installed only when the extra was missing at import time; it asks again on every import, so
-    installing the extra into a running interpreter (a notebook) makes the sandbox importable.
-    """
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        package, _, submodule = fullname.rpartition(".")
-        if package == __name__ and submodule not in _IMPORTABLE_WITHOUT_EXTRA:
-            require_dependencies()
-        return None  # let the regular finders load it
-
-
-if missing_dependencies():
-    sys.meta_path.insert(0, _RequireExtraFinder())
 
 
 def __getattr__(name: str) -> Any:

@@ -18,10 +18,10 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from airflow_provider_analytics.sandbox import SandboxDependencyError, require_dependencies
-from airflow_provider_analytics.sandbox.config import MAX_GENERATED_ROWS
+from airflow_provider_analytics.sandbox.domain.config import MAX_GENERATED_ROWS
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.sandbox.config import Timings
+    from airflow_provider_analytics.sandbox.domain.config import Timings
 
 DEFAULT_PORT = 8765
 
@@ -106,7 +106,7 @@ def _port(text: str) -> int:
 
 def _timings(options: argparse.Namespace) -> Timings:
     """The speed's timings, with any durations given on the command line (a fifth in the first state)."""
-    from airflow_provider_analytics.sandbox.config import Timings
+    from airflow_provider_analytics.sandbox.domain.config import Timings
 
     timings = Timings.fast() if options.speed == "fast" else Timings.demo()
     if options.auto_sync is not None:
@@ -133,8 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SandboxDependencyError as error:
         print(error, file=sys.stderr)
         return 2
-    from airflow_provider_analytics.sandbox.config import SandboxConfig
-    from airflow_provider_analytics.sandbox.server import SandboxServer
+    from airflow_provider_analytics.sandbox.domain.config import SandboxConfig
+    from airflow_provider_analytics.sandbox.http.server import SandboxServer
 
     server = SandboxServer(
         SandboxConfig(timings=_timings(options), seed=not options.no_seed), options.host, options.port

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.sandbox.server import SandboxServer
+    from airflow_provider_analytics.sandbox.http.server import SandboxServer
 
 CONNECTION_ENV_VAR = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
 
@@ -28,8 +28,8 @@ def analytics_sandbox_server() -> Iterator[SandboxServer]:
         require_dependencies()
     except SandboxDependencyError as error:
         pytest.fail(str(error), pytrace=False)
-    from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
-    from airflow_provider_analytics.sandbox.server import SandboxServer
+    from airflow_provider_analytics.sandbox.domain.config import SandboxConfig, Timings
+    from airflow_provider_analytics.sandbox.http.server import SandboxServer
 
     server = SandboxServer(config=SandboxConfig(timings=Timings.fast()))
     server.start()

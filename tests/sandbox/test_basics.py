@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.sandbox.store import SandboxState
 
 REQUEST_ID = re.compile(r"^req_[0-9a-f]+$")
 

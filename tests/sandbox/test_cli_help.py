@@ -8,7 +8,7 @@ import sys
 
 import httpx
 
-from airflow_provider_analytics.sandbox.config import MAX_GENERATED_ROWS
+from airflow_provider_analytics.sandbox.domain.config import MAX_GENERATED_ROWS
 
 
 def help_text() -> str:

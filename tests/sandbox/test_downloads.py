@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 import httpx
 import pytest
 
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 
 
 def ready_report(client: httpx.Client, state: SandboxState, **body: object) -> dict:

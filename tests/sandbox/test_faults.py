@@ -9,8 +9,8 @@ import time
 import httpx
 import pytest
 
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.faults import Fault
-from airflow_provider_analytics.sandbox.store import SandboxState
 from tests.support.names import EXECUTE_PATH
 
 

@@ -8,9 +8,9 @@ import json
 import httpx
 import pytest
 
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.faults import Fault, FaultQueue
-from airflow_provider_analytics.sandbox.hostile import accepts_gzip
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.faults.hostile import accepts_gzip
 from tests.support.names import EXECUTE_PATH
 
 

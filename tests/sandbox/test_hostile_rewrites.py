@@ -10,8 +10,8 @@ import time
 import httpx
 import pytest
 
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.faults import Fault
-from airflow_provider_analytics.sandbox.store import SandboxState
 
 PLAIN = {"Accept-Encoding": "identity"}
 # What a download must keep when a fault rewrites it.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 
 
 def test_repeat_with_same_key_replays_the_original(client: httpx.Client, state: SandboxState) -> None:

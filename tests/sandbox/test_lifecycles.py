@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 
 
 def parse_time(value: str) -> datetime:

@@ -7,9 +7,9 @@ import json
 import httpx
 import pytest
 
-from airflow_provider_analytics.sandbox.redaction import redact_authorization, redact_body, redact_headers
+from airflow_provider_analytics.sandbox.domain.redaction import redact_authorization, redact_body, redact_headers
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.sandbox.store import SandboxState
 
 PASSWORD = "pw-9f3c1e77"
 PRIVATE_KEY = "-----BEGIN KEY-----MIIEv0x7-----END KEY-----"

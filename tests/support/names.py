@@ -10,7 +10,7 @@ SERVER_STACK = ("fastapi", "uvicorn", "starlette")
 # Where Airflow looks up ``analytics_default``; the ``sandbox`` fixture points it at the sandbox.
 CONN_ENV = "AIRFLOW_CONN_ANALYTICS_DEFAULT"
 
-# Seeded in every fresh sandbox (``airflow_provider_analytics/sandbox/seed.py``).
+# Seeded in every fresh sandbox (``airflow_provider_analytics/sandbox/domain/seed.py``).
 WORKFLOW = "wf_nightly_enrichment"
 DATA_SOURCE = "ds_warehouse"
 EXECUTE_PATH = "/v1/workflows/wf_churn_scoring/execute"

@@ -10,9 +10,9 @@ import math
 import zlib
 from datetime import datetime, timedelta
 
-from airflow_provider_analytics.sandbox.clock import rfc3339
-from airflow_provider_analytics.sandbox.config import Timings
-from airflow_provider_analytics.sandbox.records import (
+from airflow_provider_analytics.sandbox.domain.clock import rfc3339
+from airflow_provider_analytics.sandbox.domain.config import Timings
+from airflow_provider_analytics.sandbox.domain.records import (
     DataSourceRecord,
     ExecutionRecord,
     JsonDict,

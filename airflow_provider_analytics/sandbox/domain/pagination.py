@@ -9,7 +9,7 @@ import hmac
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
-from airflow_provider_analytics.sandbox.errors import ApiError
+from airflow_provider_analytics.sandbox.domain.api_error import ApiError
 
 T = TypeVar("T")
 DEFAULT_LIMIT = 20

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from airflow_provider_analytics.sandbox.clock import rfc3339
+from airflow_provider_analytics.sandbox.domain.clock import rfc3339
 
 JsonDict = dict[str, Any]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_analytics.sandbox.chartdata import FIRST_DAY, Column
+from airflow_provider_analytics.sandbox.domain.chart_data import FIRST_DAY, Column
 
 _PDF_TOP = 800
 _PDF_BOTTOM = 50

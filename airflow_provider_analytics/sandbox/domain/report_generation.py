@@ -11,13 +11,18 @@ import logging
 import threading
 from typing import Any
 
-from airflow_provider_analytics.sandbox.chartdata import chart_rows, columns_for_query
-from airflow_provider_analytics.sandbox.clock import rfc3339
-from airflow_provider_analytics.sandbox.config import MAX_GENERATED_ROWS
-from airflow_provider_analytics.sandbox.errors import ApiError
-from airflow_provider_analytics.sandbox.files import ChartSnapshot, DashboardSnapshot, ReportSnapshot, render_report
-from airflow_provider_analytics.sandbox.records import ReportRecord, Workspace
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.api_error import ApiError
+from airflow_provider_analytics.sandbox.domain.chart_data import chart_rows, columns_for_query
+from airflow_provider_analytics.sandbox.domain.clock import rfc3339
+from airflow_provider_analytics.sandbox.domain.config import MAX_GENERATED_ROWS
+from airflow_provider_analytics.sandbox.domain.records import ReportRecord, Workspace
+from airflow_provider_analytics.sandbox.domain.report_files import (
+    ChartSnapshot,
+    DashboardSnapshot,
+    ReportSnapshot,
+    render_report,
+)
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 
 INLINE_RENDER_ROWS = 50_000
 logger = logging.getLogger(__name__)

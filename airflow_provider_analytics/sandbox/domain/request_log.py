@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_analytics.sandbox.redaction import redact_body, redact_headers, redact_query
+from airflow_provider_analytics.sandbox.domain.redaction import redact_body, redact_headers, redact_query
 
 
 @dataclass

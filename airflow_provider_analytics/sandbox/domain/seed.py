@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from airflow_provider_analytics.sandbox.config import DEFAULT_WORKSPACE, MARKETING_WORKSPACE, Timings
-from airflow_provider_analytics.sandbox.records import (
+from airflow_provider_analytics.sandbox.domain.config import DEFAULT_WORKSPACE, MARKETING_WORKSPACE, Timings
+from airflow_provider_analytics.sandbox.domain.records import (
     ChartRecord,
     DashboardRecord,
     DataSourceRecord,

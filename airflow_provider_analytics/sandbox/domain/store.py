@@ -11,21 +11,22 @@ import threading
 from collections.abc import Iterator
 from datetime import datetime
 
-from airflow_provider_analytics.sandbox import lifecycle
-from airflow_provider_analytics.sandbox.clock import SandboxClock
-from airflow_provider_analytics.sandbox.config import SandboxConfig, Timings
-from airflow_provider_analytics.sandbox.faults import Fault, FaultQueue
-from airflow_provider_analytics.sandbox.idempotency import IdempotencyStore
-from airflow_provider_analytics.sandbox.pagination import CursorCodec
-from airflow_provider_analytics.sandbox.ratelimit import RateLimiter
-from airflow_provider_analytics.sandbox.records import (
+from airflow_provider_analytics.sandbox.domain import lifecycle
+from airflow_provider_analytics.sandbox.domain.clock import SandboxClock
+from airflow_provider_analytics.sandbox.domain.config import SandboxConfig, Timings
+from airflow_provider_analytics.sandbox.domain.idempotency import IdempotencyStore
+from airflow_provider_analytics.sandbox.domain.pagination import CursorCodec
+from airflow_provider_analytics.sandbox.domain.rate_limits import RateLimiter
+from airflow_provider_analytics.sandbox.domain.records import (
     DataSourceRecord,
     JsonDict,
     WorkflowRecord,
     Workspace,
 )
-from airflow_provider_analytics.sandbox.requestlog import RecordedRequest, RequestLog
-from airflow_provider_analytics.sandbox.seed import seed_workspace
+from airflow_provider_analytics.sandbox.domain.request_log import RecordedRequest, RequestLog
+from airflow_provider_analytics.sandbox.domain.seed import seed_workspace
+from airflow_provider_analytics.sandbox.faults.kinds import Fault
+from airflow_provider_analytics.sandbox.faults.queue import FaultQueue
 
 __all__ = ["RecordedRequest", "SandboxState"]
 

@@ -13,11 +13,13 @@ import contextlib
 import gzip
 import json
 from collections.abc import AsyncGenerator, Iterable
+from typing import TYPE_CHECKING
 
-from starlette.types import Message, Receive, Send
+from airflow_provider_analytics.sandbox.faults.arguments import HeaderPairs
+from airflow_provider_analytics.sandbox.faults.kinds import Fault
 
-from airflow_provider_analytics.sandbox.faultargs import HeaderPairs
-from airflow_provider_analytics.sandbox.faults import Fault
+if TYPE_CHECKING:  # ASGI's callables by name; nothing of Starlette runs here
+    from starlette.types import Message, Receive, Send
 
 RawHeaders = list[tuple[bytes, bytes]]
 REWRITING_KINDS = ("gzip", "headers")

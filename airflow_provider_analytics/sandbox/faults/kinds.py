@@ -8,9 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_analytics.sandbox import faultargs
-from airflow_provider_analytics.sandbox.faultargs import HeaderInput, HeaderPairs
-from airflow_provider_analytics.sandbox.faultqueue import FaultQueue as FaultQueue  # re-exported
+from airflow_provider_analytics.sandbox.faults import arguments
+from airflow_provider_analytics.sandbox.faults.arguments import HeaderInput, HeaderPairs
 
 FAULT_KINDS = ("status", "drop", "truncate", "bad_digest", "delay", "respond", "stream", "gzip", "headers", "pages")
 # Kinds that answer instead of the route (before authentication); "gzip" and "headers" rewrite its answer.
@@ -84,14 +83,14 @@ class Fault:
         if self.kind == "delay" and (self.seconds is None or self.seconds < 0):
             raise ValueError("a delay fault needs seconds >= 0")
         if self.kind in ("respond", "stream"):
-            faultargs.status_code(self.code, self.kind, 200)
+            arguments.status_code(self.code, self.kind, 200)
         if self.kind == "stream":
-            faultargs.whole_number(self.chunk_count, "chunk_count", 0)
-            faultargs.seconds(self.seconds, "interval")
+            arguments.whole_number(self.chunk_count, "chunk_count", 0)
+            arguments.seconds(self.seconds, "interval")
             if self.content_length is not None:
-                faultargs.whole_number(self.content_length, "content_length", 0)
+                arguments.whole_number(self.content_length, "content_length", 0)
         if self.kind == "pages" and self.cycle is not None:
-            faultargs.whole_number(self.cycle, "a pages fault's cycle", 1)
+            arguments.whole_number(self.cycle, "a pages fault's cycle", 1)
         object.__setattr__(self, "method", self.method.upper() if self.method else None)
         if not isinstance(self.path, str):
             raise ValueError(f"path must be a regular expression string, not {self.path!r}")
@@ -199,8 +198,8 @@ class Fault:
         :param path: regular expression searched in the URL path.
         :param times: how many matching requests get this answer.
         """
-        raw = faultargs.raw_bytes(body, "body")
-        pairs = faultargs.header_pairs(headers)
+        raw = arguments.raw_bytes(body, "body")
+        pairs = arguments.header_pairs(headers)
         return cls("respond", method, path, times, code=code, answer_headers=pairs, raw=(raw,))
 
     @classmethod
@@ -236,10 +235,10 @@ class Fault:
         :param path: regular expression searched in the URL path.
         :param times: how many matching requests get this answer.
         """
-        parts = tuple(faultargs.raw_bytes(part, name) for part, name in
+        parts = tuple(arguments.raw_bytes(part, name) for part, name in
                       ((prefix, "prefix"), (chunk, "chunk"), (suffix, "suffix")))  # fmt: skip
         return cls(
-            "stream", method, path, times, code=code, answer_headers=faultargs.header_pairs(headers), raw=parts,
+            "stream", method, path, times, code=code, answer_headers=arguments.header_pairs(headers), raw=parts,
             chunk_count=chunk_count, seconds=interval, content_length=content_length,
         )  # fmt: skip
 
@@ -280,8 +279,8 @@ class Fault:
         """
         if set is not None and not isinstance(set, Mapping):
             raise ValueError("set must be a mapping of header names to values")
-        pairs = tuple((name, faultargs.as_text(value)) for name, value in faultargs.header_pairs(set, "set"))
-        removed = faultargs.header_names(remove)
+        pairs = tuple((name, arguments.as_text(value)) for name, value in arguments.header_pairs(set, "set"))
+        removed = arguments.header_names(remove)
         return cls("headers", method, path, times, set_headers=pairs, remove_headers=removed)
 
     @classmethod
@@ -304,7 +303,7 @@ class Fault:
         :param path: regular expression searched in the URL path.
         :param times: how many pages are answered.
         """
-        items, extra = faultargs.page_parts(items, extra)
+        items, extra = arguments.page_parts(items, extra)
         return cls("pages", method, path, times, cycle=cycle, items=items, extra=extra)
 
     @classmethod
@@ -341,7 +340,7 @@ class Fault:
             if f"{name}_b64" in options:
                 if name in options:
                     raise ValueError(f"give {name} or {name}_b64, not both")
-                options[name] = faultargs.from_base64(options.pop(f"{name}_b64"), f"{name}_b64")
+                options[name] = arguments.from_base64(options.pop(f"{name}_b64"), f"{name}_b64")
             elif kind == "stream" and isinstance(options.get(name), str):
                 options[name] = options[name].encode()
         constructor = getattr(cls, kind)
@@ -364,7 +363,7 @@ class Fault:
         view = {name: getattr(self, name) for name in fields}
         view.update(after_processing=self.after_processing, at_bytes=self.at_bytes, seconds=self.seconds)
         if self.kind in ("respond", "stream"):
-            view["headers"] = [[name, faultargs.as_text(value)] for name, value in self.answer_headers]
+            view["headers"] = [[name, arguments.as_text(value)] for name, value in self.answer_headers]
             names = ("body",) if self.kind == "respond" else ("prefix", "chunk", "suffix")
             view.update(
                 {f"{name}_b64": base64.b64encode(part).decode() for name, part in zip(names, self.raw, strict=True)}

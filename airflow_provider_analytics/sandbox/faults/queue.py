@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.sandbox.faults import Fault
+    from airflow_provider_analytics.sandbox.faults.kinds import Fault
 
 
 @dataclass

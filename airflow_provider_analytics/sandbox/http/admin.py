@@ -10,11 +10,11 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from airflow_provider_analytics.sandbox.clock import rfc3339
-from airflow_provider_analytics.sandbox.errors import ApiError
-from airflow_provider_analytics.sandbox.faults import Fault
-from airflow_provider_analytics.sandbox.requestlog import RecordedRequest
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.api_error import ApiError
+from airflow_provider_analytics.sandbox.domain.clock import rfc3339
+from airflow_provider_analytics.sandbox.domain.request_log import RecordedRequest
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
+from airflow_provider_analytics.sandbox.faults.kinds import Fault
 
 
 async def _json_object(request: Request) -> dict[str, Any]:

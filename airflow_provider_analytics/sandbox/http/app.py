@@ -12,19 +12,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
-from airflow_provider_analytics.sandbox import (
-    admin,
-    routes_charts,
-    routes_dashboards,
-    routes_data_sources,
-    routes_reports,
-    routes_workflows,
-    ui,
-)
-from airflow_provider_analytics.sandbox.errors import ApiError, error_body, new_request_id, validation_fields
-from airflow_provider_analytics.sandbox.gateway import REQUEST_ID_KEY, Gateway
-from airflow_provider_analytics.sandbox.hostile import ConnectionDropped
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.api_error import ApiError
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
+from airflow_provider_analytics.sandbox.faults.hostile import ConnectionDropped
+from airflow_provider_analytics.sandbox.http import admin, ui
+from airflow_provider_analytics.sandbox.http.errors import error_body, new_request_id
+from airflow_provider_analytics.sandbox.http.gateway import REQUEST_ID_KEY, Gateway
+from airflow_provider_analytics.sandbox.routes import charts, dashboards, data_sources, reports, workflows
+from airflow_provider_analytics.sandbox.routes.schemas import validation_fields
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +83,7 @@ def create_app(state: SandboxState) -> ASGIApp:
         openapi_url="/_sandbox/openapi.json",
         redoc_url=None,
     )
-    for module in (routes_workflows, routes_charts, routes_data_sources, routes_dashboards, routes_reports):
+    for module in (workflows, charts, data_sources, dashboards, reports):
         api.include_router(module.build_router(state))
     api.include_router(admin.build_router(state))
     api.include_router(ui.build_router(state))

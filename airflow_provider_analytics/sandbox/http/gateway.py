@@ -15,16 +15,21 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from airflow_provider_analytics.sandbox import hostile
-from airflow_provider_analytics.sandbox.errors import DEFAULT_MESSAGES, error_body, new_request_id
-from airflow_provider_analytics.sandbox.faults import ANSWERING_KINDS, Fault
-from airflow_provider_analytics.sandbox.hostile import REWRITING_KINDS, ConnectionDropped
-from airflow_provider_analytics.sandbox.idempotency import KEY_PATTERN, StoredResponse, Verdict, request_fingerprint
-from airflow_provider_analytics.sandbox.ratelimit import RateDecision
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.idempotency import (
+    KEY_PATTERN,
+    StoredResponse,
+    Verdict,
+    request_fingerprint,
+)
+from airflow_provider_analytics.sandbox.domain.rate_limits import RateDecision
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
+from airflow_provider_analytics.sandbox.faults import hostile
+from airflow_provider_analytics.sandbox.faults.hostile import REWRITING_KINDS, ConnectionDropped
+from airflow_provider_analytics.sandbox.faults.kinds import ANSWERING_KINDS, Fault
+from airflow_provider_analytics.sandbox.http.errors import DEFAULT_MESSAGES, error_body, new_request_id
+from airflow_provider_analytics.sandbox.routes.support import WORKSPACE_KEY
 
 REQUEST_ID_KEY = "sandbox.request_id"
-WORKSPACE_KEY = "sandbox.workspace_id"
 _PASS_THROUGH_PREFIXES = ("/_sandbox", "/ui")
 _WRONG_DIGEST = "sha-256=:" + base64.b64encode(hashlib.sha256(b"not this file").digest()).decode() + ":"
 logger = logging.getLogger(__name__)

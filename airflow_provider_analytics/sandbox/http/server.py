@@ -11,10 +11,10 @@ from types import TracebackType
 
 import uvicorn
 
-from airflow_provider_analytics.sandbox.app import create_app
-from airflow_provider_analytics.sandbox.config import SandboxConfig
-from airflow_provider_analytics.sandbox.hostile import ConnectionDropped
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.config import SandboxConfig
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
+from airflow_provider_analytics.sandbox.faults.hostile import ConnectionDropped
+from airflow_provider_analytics.sandbox.http.app import create_app
 
 
 class _HideDroppedConnections(logging.Filter):

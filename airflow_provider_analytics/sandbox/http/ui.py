@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.responses import HTMLResponse
 
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
 
 
 def _page(title: str, resource: Any, status: int = 200) -> HTMLResponse:

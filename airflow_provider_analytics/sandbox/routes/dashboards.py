@@ -6,12 +6,12 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from airflow_provider_analytics.sandbox.errors import ApiError
-from airflow_provider_analytics.sandbox.pagination import paginate
-from airflow_provider_analytics.sandbox.records import DashboardRecord, JsonDict, Workspace, new_id
-from airflow_provider_analytics.sandbox.route_support import json_response, query_of, read_json, workspace_of
-from airflow_provider_analytics.sandbox.schemas import DashboardBody
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.api_error import ApiError
+from airflow_provider_analytics.sandbox.domain.pagination import paginate
+from airflow_provider_analytics.sandbox.domain.records import DashboardRecord, JsonDict, Workspace, new_id
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
+from airflow_provider_analytics.sandbox.routes.schemas import DashboardBody
+from airflow_provider_analytics.sandbox.routes.support import json_response, query_of, read_json, workspace_of
 
 
 def _checked_layout(workspace: Workspace, body: DashboardBody) -> list[JsonDict]:

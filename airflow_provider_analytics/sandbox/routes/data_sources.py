@@ -8,13 +8,13 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from airflow_provider_analytics.sandbox import lifecycle
-from airflow_provider_analytics.sandbox.errors import ApiError
-from airflow_provider_analytics.sandbox.records import DataSourceRecord, JsonDict, new_id
-from airflow_provider_analytics.sandbox.redaction import is_secret_field
-from airflow_provider_analytics.sandbox.route_support import json_response, read_json, workspace_of
-from airflow_provider_analytics.sandbox.schemas import ConnectDataSourceBody
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain import lifecycle
+from airflow_provider_analytics.sandbox.domain.api_error import ApiError
+from airflow_provider_analytics.sandbox.domain.records import DataSourceRecord, JsonDict, new_id
+from airflow_provider_analytics.sandbox.domain.redaction import is_secret_field
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
+from airflow_provider_analytics.sandbox.routes.schemas import ConnectDataSourceBody
+from airflow_provider_analytics.sandbox.routes.support import json_response, read_json, workspace_of
 
 REQUIRED_CONNECTION_FIELDS = {
     "postgres": ("host", "database", "user"),

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from starlette.responses import StreamingResponse
 
-from airflow_provider_analytics.sandbox.errors import ApiError
+from airflow_provider_analytics.sandbox.domain.api_error import ApiError
 
 CHUNK_BYTES = 64 * 1024
 _RANGE = re.compile(r"^\s*bytes\s*=\s*(?P<first>\d*)\s*-\s*(?P<last>\d*)\s*$", re.IGNORECASE)

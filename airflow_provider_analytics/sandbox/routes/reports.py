@@ -6,13 +6,13 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 
-from airflow_provider_analytics.sandbox import lifecycle, reporting
-from airflow_provider_analytics.sandbox.downloads import download_response
-from airflow_provider_analytics.sandbox.errors import ApiError
-from airflow_provider_analytics.sandbox.records import ReportRecord, new_id
-from airflow_provider_analytics.sandbox.route_support import json_response, read_json, workspace_of
-from airflow_provider_analytics.sandbox.schemas import GenerateReportBody
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain import lifecycle, report_generation
+from airflow_provider_analytics.sandbox.domain.api_error import ApiError
+from airflow_provider_analytics.sandbox.domain.records import ReportRecord, new_id
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
+from airflow_provider_analytics.sandbox.routes.downloads import download_response
+from airflow_provider_analytics.sandbox.routes.schemas import GenerateReportBody
+from airflow_provider_analytics.sandbox.routes.support import json_response, read_json, workspace_of
 
 
 def build_router(state: SandboxState) -> APIRouter:
@@ -38,16 +38,16 @@ def build_router(state: SandboxState) -> APIRouter:
     async def generate_report(request: Request) -> JSONResponse:
         body = await read_json(request, GenerateReportBody)
         parameters = body.parameters or {}
-        reporting.generated_rows(body.format, parameters)
+        report_generation.generated_rows(body.format, parameters)
         with state.lock:
             workspace = workspace_of(state, request)
-            missing = reporting.missing_dashboards(workspace, body.dashboard_ids)
+            missing = report_generation.missing_dashboards(workspace, body.dashboard_ids)
             if missing:
                 raise ApiError.invalid_fields(missing)
             now = state.now()
             report = ReportRecord(
                 id=new_id("rp"),
-                name=body.name or reporting.default_report_name(workspace, body.dashboard_ids),
+                name=body.name or report_generation.default_report_name(workspace, body.dashboard_ids),
                 dashboard_ids=list(body.dashboard_ids),
                 format=body.format,
                 parameters=parameters,
@@ -57,8 +57,8 @@ def build_router(state: SandboxState) -> APIRouter:
             if report.outcome == "failed":
                 report.error = {"type": "render_failed", "message": f"rendering {report.format} report failed"}
             workspace.reports[report.id] = report
-            content_snapshot = reporting.snapshot(state, workspace, report)
-        reporting.start_rendering(state, report, content_snapshot)
+            content_snapshot = report_generation.snapshot(state, workspace, report)
+        report_generation.start_rendering(state, report, content_snapshot)
         with state.lock:
             return json_response(lifecycle.report_view(report, state.timings, now), status=202)
 

@@ -1,10 +1,12 @@
-"""Request bodies of the ``/v1`` API, validated strictly: wrong types and unknown fields are refused."""
+"""Request bodies of the ``/v1`` API, validated strictly (wrong types and unknown fields are refused), and what
+validation errors say about each field."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 CHART_TYPES = ("line", "bar", "area", "pie", "table", "number", "scatter")
 REPORT_FORMATS = ("pdf", "csv", "xlsx", "html")
@@ -79,3 +81,55 @@ class GenerateReportBody(_Body):
     format: ReportFormat
     name: Text | None = None
     parameters: dict[str, Any] | None = None
+
+
+def field_path(location: Sequence[int | str]) -> str:
+    """A pydantic error location as a readable path, e.g. ``layout[0].chart_id``.
+
+    :param location: the pydantic ``loc`` tuple (without the ``body`` prefix).
+    """
+    path = ""
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "body"
+
+
+def _problem(error: Any) -> str:
+    kind = error.get("type", "")
+    context = error.get("ctx") or {}
+    simple = {
+        "missing": "is required",
+        "string_type": "must be a string",
+        "int_type": "must be an integer",
+        "bool_type": "must be a boolean",
+        "dict_type": "must be an object",
+        "list_type": "must be an array",
+        "model_type": "must be an object",
+        "extra_forbidden": "is not a known field",
+        "string_too_short": "must not be empty",
+        "too_short": "must not be empty",
+    }
+    if kind in simple:
+        return simple[kind]
+    if kind == "literal_error":
+        expected = str(context.get("expected", "")).replace("'", "").replace(" or ", ", ")
+        return f"must be one of {expected}"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        return str(error.get("msg", "is out of range")).replace("Input should be", "must be")
+    return str(error.get("msg", "is not valid"))
+
+
+def validation_fields(error: ValidationError | Sequence[Any], skip_prefix: int = 0) -> dict[str, str]:
+    """Translate pydantic errors into ``{"field.path": "what is wrong"}``.
+
+    :param error: a pydantic ``ValidationError`` or its ``errors()`` list.
+    :param skip_prefix: how many leading location parts to drop (e.g. 1 for FastAPI's ``body``).
+    """
+    errors = error.errors() if isinstance(error, ValidationError) else error
+    fields: dict[str, str] = {}
+    for item in errors:
+        fields.setdefault(field_path(tuple(item.get("loc", ()))[skip_prefix:]), _problem(item))
+    return fields

@@ -10,11 +10,13 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from airflow_provider_analytics.sandbox.errors import ApiError, validation_fields
-from airflow_provider_analytics.sandbox.gateway import WORKSPACE_KEY
-from airflow_provider_analytics.sandbox.records import Workspace
-from airflow_provider_analytics.sandbox.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.api_error import ApiError
+from airflow_provider_analytics.sandbox.domain.records import Workspace
+from airflow_provider_analytics.sandbox.domain.store import SandboxState
+from airflow_provider_analytics.sandbox.routes.schemas import validation_fields
 
+# Where the gateway (http/gateway.py) leaves the workspace it authorised a request for.
+WORKSPACE_KEY = "sandbox.workspace_id"
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
