@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow.providers.common.compat.connection import get_async_connection
 
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsConnection, prepared_config
 from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire.calls import Call
 from airflow_provider_analytics.wire.client import AsyncAnalyticsClient
-from airflow_provider_analytics.wire.models import Execution, Report, SyncState, Workflow
+from airflow_provider_analytics.wire.models import Workflow
 from airflow_provider_analytics.wire.pagination import AsyncPager
+
+T = TypeVar("T")
 
 
 class AnalyticsAsyncHook(AnalyticsConnection):
@@ -35,25 +38,14 @@ class AnalyticsAsyncHook(AnalyticsConnection):
             self._client = AsyncAnalyticsClient(config)
         return self._client
 
-    async def get_execution(self, workflow_id: str, execution_id: str) -> Execution:
-        """Fetch an execution's current state."""
-        return await (await self.get_client()).call(endpoints.get_execution(workflow_id, execution_id))
+    async def call(self, call: Call[T]) -> T:
+        """Send one request built in ``wire/endpoints.py`` (a wait's read or cancel) with the current client.
 
-    async def cancel_execution(self, workflow_id: str, execution_id: str) -> Execution:
-        """Cancel a queued or running execution."""
-        return await (await self.get_client()).call(endpoints.cancel_execution(workflow_id, execution_id))
+        The client is looked up on each call: :meth:`reload_connection` may have replaced it.
 
-    async def get_report(self, report_id: str) -> Report:
-        """Fetch a report's current state."""
-        return await (await self.get_client()).call(endpoints.get_report(report_id))
-
-    async def cancel_report(self, report_id: str) -> Report:
-        """Stop generating a report."""
-        return await (await self.get_client()).call(endpoints.cancel_report(report_id))
-
-    async def get_sync_status(self, data_source_id: str) -> SyncState:
-        """Fetch a data source's sync status."""
-        return await (await self.get_client()).call(endpoints.get_sync_status(data_source_id))
+        :param call: the request and the parser of its answer.
+        """
+        return await (await self.get_client()).call(call)
 
     async def list_workflows(self, page_size: int = 100) -> AsyncPager[Workflow]:
         """Iterate all workflows lazily with ``async for``."""

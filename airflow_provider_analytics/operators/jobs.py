@@ -25,7 +25,9 @@ from airflow.providers.common.compat.sdk import Context, ResumableJobMixin, conf
 
 from airflow_provider_analytics.operators.common import task_instance_key
 from airflow_provider_analytics.operators.waiting import RemoteJobFailed, RemoteJobTimeout, RemoteWaitOperator
+from airflow_provider_analytics.waits.base import Wait
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
+from airflow_provider_analytics.wire.outcomes import Outcome
 
 __all__ = ["RemoteJobFailed", "RemoteJobOperator", "RemoteJobTimeout"]
 
@@ -53,8 +55,12 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         super().__init__(deferrable=deferrable, poll_interval=poll_interval, timeout=timeout, **kwargs)
         self.wait_for_completion = wait_for_completion
         self.cancel_on_kill = cancel_on_kill
-        self._running_id: Any = None
+        self._running: Wait | None = None  # the work on_kill cancels, once started or found
         self._killed = False
+        # The mixin asks for the work's status, waits for it, then asks for its result, each by id: the last
+        # answer read is kept here so each of those steps reuses it instead of reading the work again.
+        self._seen: tuple[Any, Mapping[str, Any]] | None = None
+        self._published: Any = None  # the id whose XCom and link are already pushed
 
     # What a concrete operator says --------------------------------------------------------------------
 
@@ -64,19 +70,33 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     @abstractmethod
     def start(self, context: Context, idempotency_key: str) -> Mapping[str, Any]:
-        """Start the work; return it as the platform answered."""
+        """Start the work; return it as the platform answered.
+
+        :param context: the task's context.
+        :param idempotency_key: the start's key (the same on every try that must find the same work).
+        """
 
     @abstractmethod
     def external_id(self, resource: Mapping[str, Any]) -> Any:
-        """The JSON value that identifies the work (stored in ``task_state_store``)."""
+        """The JSON value that identifies the work (stored in ``task_state_store``).
+
+        :param resource: the work as the platform answered.
+        """
+
+    @abstractmethod
+    def waiting_on(self, external_id: Any) -> Wait:
+        """The wait for the work an external id names.
+
+        :param external_id: as :meth:`external_id` made it (or as an earlier try stored it).
+        """
 
     @abstractmethod
     def publish(self, context: Context, external_id: Any) -> None:
-        """Push ids and links to XCom so users can follow the work while it runs."""
+        """Push ids and links to XCom so users can follow the work while it runs.
 
-    def cancel(self, external_id: Any) -> bool:
-        """Cancel the work; ``False`` when the platform cannot cancel this kind of work."""
-        return False
+        :param context: the task's context.
+        :param external_id: the work.
+        """
 
     @property
     def cancels_on_kill(self) -> bool:
@@ -97,12 +117,13 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
             # Not durable (always so in common-compat's stand-in), the mixin neither reads nor writes the
             # store: the key chain is then the only memory of earlier tries.
             resource = self._start(context, store.get(self.external_id_key))
-            self.log.info("Started %s (status %s)", self.describe(self.external_id(resource)), resource.get("status"))
+            what = self.waiting_on(self.external_id(resource)).describe()
+            self.log.info("Started %s (status %s)", what, resource.get("status"))
         else:
             resource = self.find_or_start(context)
-        external_id = self.external_id(resource)
-        self._running_id = external_id  # from here on, on_kill can cancel it
-        self.publish(context, external_id)
+        external_id = self._saw(resource)
+        self._running = self.waiting_on(external_id)  # from here on, on_kill can cancel it
+        self._publish_once(context, external_id)
         return external_id
 
     def find_or_start(self, context: Context) -> Mapping[str, Any]:
@@ -125,10 +146,9 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         try_number = max(int(context["ti"].try_number or 1), 1)
         previous: Any = None
         for _ in range(try_number - 1):  # the links earlier tries can have started
-            resource = self._start(context, previous)
-            external_id = self.external_id(resource)
-            resource = self.fetch(external_id)
-            outcome, status, what = self.outcome(resource), resource.get("status"), self.describe(external_id)
+            wait = self.waiting_on(self.external_id(self._start(context, previous)))
+            resource = self.fetch(wait)
+            outcome, status, what = wait.outcome(resource), resource.get("status"), wait.describe()
             if outcome is None:
                 self.log.info("Retry %d found %s still %s: waiting for it", try_number, what, status)
                 return resource
@@ -136,15 +156,16 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
                 self.log.info("Retry %d found %s %s: returning it, starting nothing", try_number, what, status)
                 return resource
             self.log.info("Retry %d found %s %s: moving on to the next start", try_number, what, status)
-            previous = external_id
+            previous = self.external_id(resource)
         resource = self._start(context, previous)  # the one link this try may start itself
         verb = "Started" if try_number == 1 else f"Retry {try_number} started (or found again)"
-        self.log.info("%s %s (status %s)", verb, self.describe(self.external_id(resource)), resource.get("status"))
+        what = self.waiting_on(self.external_id(resource)).describe()
+        self.log.info("%s %s (status %s)", verb, what, resource.get("status"))
         return resource
 
     def _start(self, context: Context, previous: Any) -> Mapping[str, Any]:
         """Start (or, within 24 hours of the first use of its key, replay) the link after ``previous``."""
-        key = task_instance_key(context, self.kind, previous)
+        key = task_instance_key(context, self.wait_type.kind, previous)
         try:
             return self.start(context, key)
         except ConflictError as exc:
@@ -157,28 +178,28 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
             ) from exc
 
     def get_job_status(self, external_id: Any, context: Context) -> str:
-        self._running_id = external_id
-        status = self.fetch(external_id).get("status")
-        return str(status)
+        self._running = wait = self.waiting_on(external_id)
+        return str(self.fetch(wait).get("status"))
 
     def is_job_active(self, status: str) -> bool:
-        return self.outcome({"status": status}) is None
+        return self._verdict(status) is None
 
     def is_job_succeeded(self, status: str) -> bool:
-        return self.outcome({"status": status}) == "success"
+        return self._verdict(status) == "success"
 
     # The mixin declares None but returns this value when it reattaches to running work.
     def poll_until_complete(self, external_id: Any, context: Context) -> Mapping[str, Any]:  # type: ignore[override]
-        self._running_id = external_id
-        self.publish(context, external_id)
-        resource = self.fetch(external_id)
+        self._running = wait = self.waiting_on(external_id)
+        self._publish_once(context, external_id)
+        resource = self._last_seen(external_id)
         if not self.wait_for_completion:
             return resource
-        resource, outcome = self.wait_for(external_id, resource, self._deadline)
-        return self._finish(external_id, resource, outcome)
+        resource, outcome = self.wait_for(wait, resource, self._deadline)
+        self._saw(resource)
+        return self._finish(wait, resource, outcome)
 
     def get_job_result(self, external_id: Any, context: Context) -> Any:
-        return dict(self.fetch(external_id))
+        return dict(self._last_seen(external_id))
 
     def execute_complete(self, context: Context, event: Any = None) -> Any:
         """Resume after the trigger fired: check the event is ours and well-formed, then finish."""
@@ -186,44 +207,73 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
             return self.execute(context)
         store = context.get("task_state_store")
         started = store.get(self.external_id_key) if store is not None else None
-        external_id, resource, outcome = self.resume(event, started)
-        return self._finish(external_id, resource, outcome)
+        wait, resource, outcome = self.resume(event, self.waiting_on(started) if started is not None else None)
+        return self._finish(wait, resource, outcome)
 
     def on_kill(self) -> None:
         self._killed = True
-        if self.cancel_on_kill and self._running_id is not None:
-            self.log.info("Task killed: cancelling %s", self.describe(self._running_id))
-            self._cancel_quietly(self._running_id)
+        if self.cancel_on_kill and self._running is not None:
+            self.log.info("Task killed: cancelling %s", self._running.describe())
+            self._cancel_quietly(self._running)
 
     # Helpers ------------------------------------------------------------------------------------------
 
-    def _finish(self, external_id: Any, resource: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+    def _verdict(self, status: str) -> Outcome | None:
+        # The mixin judges the work get_job_status just read (and set as running) by its status alone,
+        # which is all an execution's or a report's verdict depends on.
+        assert self._running is not None, "the mixin asks for a verdict only after get_job_status"
+        return self._running.outcome({"status": status})
+
+    def _saw(self, resource: Mapping[str, Any]) -> Any:
+        """Keep the latest answer about the work; return its external id."""
+        external_id = self.external_id(resource)
+        self._seen = (external_id, resource)
+        return external_id
+
+    def _last_seen(self, external_id: Any) -> Mapping[str, Any]:
+        """The work as last read in this try, read now only if this try has not seen it yet."""
+        if self._seen is not None and self._seen[0] == external_id:
+            return self._seen[1]
+        resource = self.fetch(self.waiting_on(external_id))
+        self._saw(resource)
+        return resource
+
+    def _publish_once(self, context: Context, external_id: Any) -> None:
+        # The mixin's start and its wait each get the id; pushing it twice would only repeat the XCom rows.
+        if self._published != external_id:
+            self.publish(context, external_id)
+            self._published = external_id
+
+    def _finish(self, wait: Wait, resource: Mapping[str, Any], outcome: str) -> dict[str, Any]:
         if outcome != "success":
-            self.failed(external_id, resource)
-        self.log.info("%s is %s", self.describe(external_id), resource.get("status"))
+            self.failed(wait, resource)
+        self.log.info("%s is %s", wait.describe(), resource.get("status"))
         return dict(resource)
 
-    def failed(self, external_id: Any, resource: Mapping[str, Any]) -> NoReturn:
+    def failed(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
         if self._killed:
             raise RemoteJobFailed(
-                f"the task was killed; {self.describe(external_id)} "
+                f"the task was killed; {wait.describe()} "
                 + ("was cancelled" if self.cancel_on_kill else f"is {resource.get('status')} (cancel_on_kill is off)")
             )
-        super().failed(external_id, resource)
+        super().failed(wait, resource)
 
-    def give_up(self, external_id: Any, resource: Mapping[str, Any]) -> NoReturn:
+    def give_up(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
         """Cancel the work (with ``cancel_on_kill``), then fail the task for its timeout."""
-        cancelled = self.cancel_on_kill and self._cancel_quietly(external_id)
+        cancelled = self.cancel_on_kill and self._cancel_quietly(wait)
         raise RemoteJobTimeout(
-            self.timeout_message(external_id, resource)
-            + ("; it was cancelled" if cancelled else "; it was NOT cancelled")
+            self.timeout_message(wait, resource) + ("; it was cancelled" if cancelled else "; it was NOT cancelled")
         )
 
-    def _cancel_quietly(self, external_id: Any) -> bool:
+    def _cancel_quietly(self, wait: Wait) -> bool:
+        cancel = wait.cancel()
+        if cancel is None:
+            return False
         try:
-            return self.cancel(external_id)
+            self.hook.client.call(cancel)
         except ConflictError:
             return False  # it finished meanwhile: nothing to cancel
         except AnalyticsError as exc:
-            self.log.warning("Could not cancel %s: %s", self.describe(external_id), exc)
+            self.log.warning("Could not cancel %s: %s", wait.describe(), exc)
             return False
+        return True

@@ -13,29 +13,24 @@ from airflow_provider_analytics.operators.common import check_templated
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
+from airflow_provider_analytics.waits.reports import ReportWait
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.endpoints import validate_id
-from airflow_provider_analytics.wire.outcomes import Outcome, report_outcome
 
 
 class ReportWaiting(RemoteWaitOperator):
-    """What waiting for a report means, for the operator that generates one and the one that downloads it."""
+    """Waiting for a report, for the operator that generates one and the one that downloads it."""
 
-    kind = "report"
+    wait_type = ReportWait
     noun: ClassVar[str] = "report"
     trigger_class_path: ClassVar[str] = "airflow_provider_analytics.triggers.reports.ReportTrigger"
 
-    def fetch(self, external_id: Any) -> Mapping[str, Any]:
-        return self.hook.get_report(external_id)
+    def waiting_on(self, external_id: Any) -> ReportWait:
+        """The wait for a report.
 
-    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
-        return report_outcome(resource)
-
-    def trigger_target(self, external_id: Any) -> dict[str, Any]:
-        return {"report_id": external_id}
-
-    def external_id_of_target(self, target: Mapping[str, Any]) -> Any:
-        return target.get("report_id")
+        :param external_id: the report's id.
+        """
+        return ReportWait(report_id=external_id)
 
 
 class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
@@ -88,10 +83,6 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
 
     def external_id(self, resource: Mapping[str, Any]) -> Any:
         return resource["id"]
-
-    def cancel(self, external_id: Any) -> bool:
-        self.hook.cancel_report(external_id)
-        return True
 
     def publish(self, context: Context, external_id: Any) -> None:
         context["ti"].xcom_push(key="report_id", value=external_id)
@@ -156,18 +147,19 @@ class DownloadReportOperator(ReportWaiting):
         where = Destination.parse(self.destination)
         if not where.is_folder:
             refuse_existing(where.path, self.overwrite)
-        report, outcome = self.wait_for(self.report_id, self.fetch(self.report_id), self.begin_wait(context))
+        wait = self.waiting_on(self.report_id)
+        report, outcome = self.wait_for(wait, self.fetch(wait), self.begin_wait(context))
         if outcome == "failure":
-            self.failed(self.report_id, report)
+            self.failed(wait, report)
         return self._download(context, report)
 
     def execute_complete(self, context: Context, event: Any = None) -> str:
         """Resume once the report is ready (or the wait failed), then download."""
         if self.replayed_from_earlier_try(event, context):
             return self.execute(context)
-        _, report, outcome = self.resume(event, self.report_id)
+        wait, report, outcome = self.resume(event, self.waiting_on(self.report_id))
         if outcome == "failure":
-            self.failed(self.report_id, report)
+            self.failed(wait, report)
         return self._download(context, report)
 
     def _download(self, context: Context, report: Mapping[str, Any]) -> str:

@@ -10,8 +10,8 @@ from airflow.providers.common.compat.sdk import Context
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, check_templated, task_instance_key
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ExecutionLink
+from airflow_provider_analytics.waits.executions import ExecutionWait
 from airflow_provider_analytics.wire.endpoints import validate_id
-from airflow_provider_analytics.wire.outcomes import Outcome, execution_outcome
 
 
 class ExecuteWorkflowOperator(RemoteJobOperator):
@@ -35,7 +35,7 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
     template_fields_renderers = {"inputs": "json"}
     operator_extra_links = (ExecutionLink(),)
     external_id_key = "analytics_execution"
-    kind = "execution"
+    wait_type = ExecutionWait
     noun: ClassVar[str] = "execution"
     trigger_class_path: ClassVar[str] = "airflow_provider_analytics.triggers.executions.ExecutionTrigger"
     ui_color = "#e8f0fe"
@@ -53,29 +53,17 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
         return self.hook.execute_workflow(self.workflow_id, self.inputs, idempotency_key=idempotency_key)
 
     def external_id(self, resource: Mapping[str, Any]) -> Any:
+        # Stored in task_state_store: already-running retries read it back, so its shape must not change.
         return {"workflow_id": resource.get("workflow_id", self.workflow_id), "execution_id": resource["id"]}
 
-    def trigger_target(self, external_id: Any) -> dict[str, Any]:
-        return {"workflow_id": external_id["workflow_id"], "execution_id": external_id["execution_id"]}
-
-    def external_id_of_target(self, target: Mapping[str, Any]) -> Any:
-        return {"workflow_id": target.get("workflow_id"), "execution_id": target.get("execution_id")}
-
-    def fetch(self, external_id: Any) -> Mapping[str, Any]:
-        return self.hook.get_execution(external_id["workflow_id"], external_id["execution_id"])
-
-    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
-        return execution_outcome(resource)
+    def waiting_on(self, external_id: Any) -> ExecutionWait:
+        return ExecutionWait.from_target(external_id)
 
     def publish(self, context: Context, external_id: Any) -> None:
         context["ti"].xcom_push(key="execution_id", value=external_id["execution_id"])
         ExecutionLink.persist(
             context, self.ui_link(f"workflows/{external_id['workflow_id']}/executions/{external_id['execution_id']}")
         )
-
-    def cancel(self, external_id: Any) -> bool:
-        self.hook.cancel_execution(external_id["workflow_id"], external_id["execution_id"])
-        return True
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: the workflow it ran, the execution's ids, status, inputs and outputs (docs/lineage.md).

@@ -20,9 +20,10 @@ from airflow.providers.common.compat.sdk import (
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, seconds
 from airflow_provider_analytics.triggers.wait_events import checked_event, from_earlier_try, try_number_of
+from airflow_provider_analytics.waits.syncs import SyncWait
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.outcomes import parse_time, sync_outcome
+from airflow_provider_analytics.wire.outcomes import parse_time
 
 
 class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
@@ -85,10 +86,18 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             )
         return parsed
 
+    def waiting_on(self, threshold: datetime) -> SyncWait:
+        """The wait for data fresh from ``threshold``: the one its trigger runs from too.
+
+        :param threshold: from :meth:`threshold`.
+        """
+        return SyncWait(self.data_source_id, threshold.isoformat(), self.fail_on_sync_failure)
+
     def poke(self, context: Context) -> PokeReturnValue | bool:
         threshold = self.threshold(context)
-        status = self.hook.get_sync_status(self.data_source_id)
-        outcome = sync_outcome(status, threshold, self.fail_on_sync_failure)
+        wait = self.waiting_on(threshold)
+        status = self.hook.client.call(wait.fetch())
+        outcome = wait.outcome(status)
         if outcome == "failure":
             raise AirflowFailException(self._failure(status, threshold))
         if outcome == "success":
@@ -118,9 +127,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
 
         self.defer(
             trigger=DataSourceSyncTrigger(
-                data_source_id=self.data_source_id,
-                synced_after=threshold.isoformat(),
-                fail_on_sync_failure=self.fail_on_sync_failure,
+                **self.waiting_on(threshold).target,
                 poll_interval=float(self.poke_interval),
                 deadline=time.time() + float(self.timeout),
                 analytics_conn_id=self.analytics_conn_id,

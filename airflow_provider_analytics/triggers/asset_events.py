@@ -24,6 +24,7 @@ from airflow.triggers.base import TriggerEvent
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
 from airflow_provider_analytics.triggers.polling import PlatformPoller
+from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.contract import ID_PATTERN, MIN_POLL_INTERVAL, SyncStatus
 from airflow_provider_analytics.wire.errors import AnalyticsError, AnalyticsInputError
 from airflow_provider_analytics.wire.outcomes import parse_time
@@ -166,7 +167,7 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
                 await asyncio.sleep(self.poll_interval)
 
     async def _fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
-        return await hook.get_sync_status(self.data_source_id)
+        return await hook.call(endpoints.get_sync_status(self.data_source_id))
 
     # --- the watermark ---------------------------------------------------------------------------------
 

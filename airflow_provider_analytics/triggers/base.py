@@ -1,4 +1,4 @@
-"""The one poll loop every trigger runs; concrete triggers only say what to fetch and when it is done.
+"""The one poll loop every trigger runs; a concrete trigger only names its wait (``waits/<kind>.py``).
 
 A trigger only reads: it never starts or creates anything, so the triggerer may restart it from its
 serialized kwargs at any time without side effects.
@@ -17,13 +17,8 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
 from airflow_provider_analytics.triggers.polling import TRANSIENT_ERRORS, PlatformPoller
-from airflow_provider_analytics.triggers.wait_events import (
-    EventStatus,
-    Outcome,
-    WaitKind,
-    describe_target,
-    wait_event,
-)
+from airflow_provider_analytics.triggers.wait_events import EventStatus, wait_event
+from airflow_provider_analytics.waits.base import Wait, WaitKind
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.deadline import call_deadline
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
@@ -50,6 +45,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         event it was wrongly resumed with (Airflow 3.0) from its own.
     """
 
+    # The kind of its wait, readable from the class (the task checks an event's kind against it).
     kind: ClassVar[WaitKind]
 
     def __init__(
@@ -72,20 +68,17 @@ class AnalyticsPollTrigger(BaseTrigger):
 
     @property
     @abstractmethod
+    def wait(self) -> Wait:
+        """What is waited on: its ids, its request, its verdict, its cancel (``waits/<kind>.py``)."""
+
+    @property
     def target(self) -> dict[str, Any]:
         """The ids (and settings) that identify what is waited on; serialized as kwargs."""
+        return self.wait.target
 
-    @abstractmethod
-    async def fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
-        """Fetch the resource's current state."""
-
-    @abstractmethod
-    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
-        """``success``/``failure`` when the wait is over, else ``None``."""
-
-    async def cancel(self, hook: AnalyticsAsyncHook) -> bool:
-        """Cancel the remote work; ``False`` when this kind of wait has nothing to cancel."""
-        return False
+    async def _fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
+        resource: Mapping[str, Any] = await hook.call(self.wait.fetch())
+        return resource
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         """Class path and JSON-compatible kwargs; ``__init__`` of the same class accepts them back."""
@@ -103,7 +96,7 @@ class AnalyticsPollTrigger(BaseTrigger):
     @property
     def described(self) -> str:
         """What is waited on, in the words the task uses (``execution ex_1 of workflow wf_2``)."""
-        return describe_target(self.kind, self.target)
+        return self.wait.describe()
 
     def _event(self, status: EventStatus, resource: Mapping[str, Any] | None, message: str) -> TriggerEvent:
         payload = wait_event(status, self.kind, self.target, resource, message, self.try_number)
@@ -119,13 +112,13 @@ class AnalyticsPollTrigger(BaseTrigger):
             while True:
                 try:
                     # A poll gets the time left, but at least a last short look once the deadline is near.
-                    fetched = await poller.poll(self.fetch, self.deadline)
+                    fetched = await poller.poll(self._fetch, self.deadline)
                 except AnalyticsError as exc:
                     yield self._event("error", resource, f"polling {self.described} failed: {exc}")
                     return
                 if fetched is not None:
                     resource = fetched
-                    outcome = self.outcome(resource)
+                    outcome = self.wait.outcome(resource)
                     if outcome is not None:
                         yield self._event(outcome, resource, f"{self.kind} is {resource.get('status')}")
                         return
@@ -157,17 +150,17 @@ class AnalyticsPollTrigger(BaseTrigger):
         ``cleanup()`` keeps Airflow's default: it runs on every exit, a triggerer restart included, so it
         must never cancel anything; the client is closed when :meth:`run` ends.
         """
-        if not self.cancel_on_kill:
+        cancel = self.wait.cancel()
+        if not self.cancel_on_kill or cancel is None:
             return
         async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
             try:
                 with call_deadline(ON_KILL_SECONDS):
-                    cancelled = await self.cancel(hook)
+                    await hook.call(cancel)
             except ConflictError:
                 self.log.info("The task was killed; %s had already finished", self.described)
                 return
             except AnalyticsError as exc:
                 self.log.warning("The task was killed, but cancelling %s failed: %s", self.described, exc)
                 return
-        if cancelled:
-            self.log.info("The task was killed: cancelled %s", self.described)
+        self.log.info("The task was killed: cancelled %s", self.described)

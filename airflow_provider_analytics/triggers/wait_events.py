@@ -13,13 +13,13 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from airflow.providers.common.compat.sdk import AirflowException
 
+from airflow_provider_analytics.waits.base import WaitKind
 from airflow_provider_analytics.wire.outcomes import Outcome
 
 # success/failure: the platform says the work is over; timeout: the deadline passed (resource is the last
 # state seen); error: a permanent API error (401, 404, a malformed answer) ended the wait.
 EventStatus = Literal["success", "failure", "timeout", "error"]
 EVENT_STATUSES: frozenset[str] = frozenset({"success", "failure", "timeout", "error"})
-WaitKind = Literal["execution", "report", "sync"]
 
 __all__ = [
     "EVENT_STATUSES",
@@ -27,8 +27,8 @@ __all__ = [
     "Outcome",
     "UnexpectedEventError",
     "WaitEvent",
+    "WaitKind",
     "checked_event",
-    "describe_target",
     "failure_message",
     "from_earlier_try",
     "try_number_of",
@@ -113,19 +113,6 @@ def from_earlier_try(event: object, context: Mapping[str, Any]) -> int | None:
     if current is None or not isinstance(deferred, int) or isinstance(deferred, bool) or deferred >= current:
         return None
     return deferred
-
-
-def describe_target(kind: WaitKind, target: Mapping[str, Any]) -> str:
-    """How logs and messages name what is waited on, in words; the one naming for tasks and triggers alike.
-
-    :param kind: what is waited on.
-    :param target: its ids, as a trigger's kwargs (and an event's ``target``) name them.
-    """
-    if kind == "execution":
-        return f"execution {target.get('execution_id')} of workflow {target.get('workflow_id')}"
-    if kind == "report":
-        return f"report {target.get('report_id')}"
-    return f"the sync of data source {target.get('data_source_id')}"
 
 
 def checked_event(event: object, kind: WaitKind, task_id: str, target: Mapping[str, Any]) -> WaitEvent:

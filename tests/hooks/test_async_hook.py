@@ -1,4 +1,4 @@
-"""AnalyticsAsyncHook: reads, cancels, uses its own connection, raises the same error tree."""
+"""AnalyticsAsyncHook: sends the calls triggers make (reads, cancels), uses its own connection, raises the same tree."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook, AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnauthenticatedError
 from tests.support.connections import BOGUS_TOKEN, new_hook, set_json_connection, whole_text
 
@@ -19,11 +20,11 @@ async def test_async_hook_reads_execution_report_and_sync(sandbox: SandboxServer
     sandbox.state.advance(10)
 
     async with AnalyticsAsyncHook() as hook:
-        fetched = await hook.get_execution("wf_nightly_enrichment", execution["id"])
+        fetched = await hook.call(endpoints.get_execution("wf_nightly_enrichment", execution["id"]))
         assert fetched["id"] == execution["id"]
         assert fetched["status"] == "succeeded"
-        assert (await hook.get_report(report["id"]))["status"] in ("ready", "generating")
-        sync = await hook.get_sync_status("ds_warehouse")
+        assert (await hook.call(endpoints.get_report(report["id"])))["status"] in ("ready", "generating")
+        sync = await hook.call(endpoints.get_sync_status("ds_warehouse"))
         assert sync["status"] == "synced"
         assert sync["data_source_id"] == "ds_warehouse"
         names = [workflow["name"] async for workflow in await hook.list_workflows(page_size=10)]
@@ -37,7 +38,7 @@ async def test_async_hook_reads_execution_report_and_sync(sandbox: SandboxServer
 async def test_async_hook_cancel(sandbox: SandboxServer, hooks: list[AnalyticsHook]) -> None:
     execution = new_hook(hooks).execute_workflow("wf_churn_scoring")
     async with AnalyticsAsyncHook() as hook:
-        cancelled = await hook.cancel_execution("wf_churn_scoring", execution["id"])
+        cancelled = await hook.call(endpoints.cancel_execution("wf_churn_scoring", execution["id"]))
     assert cancelled["id"] == execution["id"]
     sandbox.state.advance(1)
     assert new_hook(hooks).get_execution("wf_churn_scoring", execution["id"])["status"] == "cancelled"
@@ -55,7 +56,7 @@ async def test_async_hook_uses_its_own_connection(sandbox: SandboxServer, monkey
     hook = AnalyticsAsyncHook(analytics_conn_id="analytics_marketing")
     assert sandbox.state.requests == []
     try:
-        assert (await hook.get_sync_status("ds_ads"))["data_source_id"] == "ds_ads"
+        assert (await hook.call(endpoints.get_sync_status("ds_ads")))["data_source_id"] == "ds_ads"
     finally:
         await hook.aclose()
     (recorded,) = sandbox.state.requests
@@ -67,9 +68,9 @@ async def test_async_hook_errors_are_the_same_tree(sandbox: SandboxServer, monke
     set_json_connection(monkeypatch, host=sandbox.base_url, password=BOGUS_TOKEN)
     async with AnalyticsAsyncHook() as hook:
         with pytest.raises(UnauthenticatedError) as caught:
-            await hook.get_report("rp_x")
+            await hook.call(endpoints.get_report("rp_x"))
     assert BOGUS_TOKEN not in whole_text(caught.value)
     set_json_connection(monkeypatch, host="http://remote.example", password=sandbox.token)
     async with AnalyticsAsyncHook() as hook:
         with pytest.raises(AnalyticsInputError, match="allow_insecure_http"):
-            await hook.get_report("rp_x")
+            await hook.call(endpoints.get_report("rp_x"))

@@ -17,6 +17,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
+from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.errors import ForbiddenError
 from tests.support.context import SLOW
 from tests.support.names import CONN_ENV, WORKFLOW
@@ -121,7 +122,7 @@ def test_a_closed_client_is_never_reused(sandbox: SandboxServer) -> None:
         second = await hook.get_client()
         assert second is not first
         assert not second._http.is_closed
-        assert (await hook.get_sync_status("ds_warehouse"))["data_source_id"] == "ds_warehouse"
+        assert (await hook.call(endpoints.get_sync_status("ds_warehouse")))["data_source_id"] == "ds_warehouse"
         await hook.aclose()
 
     asyncio.run(scenario())

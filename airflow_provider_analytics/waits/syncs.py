@@ -1,0 +1,68 @@
+"""Everything about waiting for a data source's sync: its ids, its read, its verdict and its name.
+
+A sync cannot be cancelled: the platform runs it on its own schedule, the task only watches for freshness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from airflow_provider_analytics.waits.base import Wait
+from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire.calls import Call
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.models import SyncState
+from airflow_provider_analytics.wire.outcomes import Outcome, parse_time, sync_outcome
+
+
+@dataclass(frozen=True)
+class SyncWait(Wait):
+    """Fresh data: success once ``last_synced_at >= synced_after``; failure for a sync failed after it.
+
+    :param data_source_id: the data source's id.
+    :param synced_after: ISO 8601 time with an offset; the data must be fresh from then on.
+    :param fail_on_sync_failure: a sync that failed after ``synced_after`` is a failure (else keep waiting).
+    :raises AnalyticsInputError: ``synced_after`` is not such a time.
+    """
+
+    kind = "sync"
+    data_source_id: str
+    synced_after: str
+    fail_on_sync_failure: bool = True
+    threshold: datetime = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        parsed = parse_time(self.synced_after)
+        if parsed is None:
+            raise AnalyticsInputError(
+                f"synced_after must be an ISO 8601 time with an offset, got {self.synced_after!r}"
+            )
+        object.__setattr__(self, "threshold", parsed)  # frozen: set once, here
+
+    @property
+    def target(self) -> dict[str, Any]:
+        return {
+            "data_source_id": self.data_source_id,
+            "synced_after": self.synced_after,
+            "fail_on_sync_failure": self.fail_on_sync_failure,
+        }
+
+    @classmethod
+    def from_target(cls, target: Mapping[str, Any]) -> SyncWait:
+        return cls(
+            data_source_id=target.get("data_source_id"),  # type: ignore[arg-type]
+            synced_after=target.get("synced_after"),  # type: ignore[arg-type]
+            fail_on_sync_failure=bool(target.get("fail_on_sync_failure", True)),
+        )
+
+    def fetch(self) -> Call[SyncState]:
+        return endpoints.get_sync_status(self.data_source_id)
+
+    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
+        return sync_outcome(resource, self.threshold, self.fail_on_sync_failure)
+
+    def describe(self) -> str:
+        return f"the sync of data source {self.data_source_id}"
