@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from airflow_provider_analytics.sandbox.config import Timings
-from tests.support.airflow_runs import task_output
+from tests.support.airflow_runs import broken_in_airflow, task_output
 
 SENSOR_MODES = ["poke", "reschedule", "defer"]
 
@@ -50,7 +50,22 @@ def test_a_failed_sync_after_the_threshold_ends_the_wait_at_once(run_dag, sandbo
     assert sandbox.token not in output
 
 
-@pytest.mark.parametrize("mode", SENSOR_MODES)
+@pytest.mark.parametrize(
+    "mode",
+    [
+        pytest.param(
+            mode,
+            marks=broken_in_airflow(
+                "3.0",
+                "Airflow 3.0's dag.test() hands a rescheduled sensor its first reschedule time as a string, which "
+                "fails the task (a deployed worker gets a datetime)",
+            )
+            if mode == "reschedule"
+            else (),
+        )
+        for mode in SENSOR_MODES
+    ],
+)
 def test_timeout_with_soft_fail_skips(run_dag, sandbox, mode):
     source, threshold = source_and_threshold(sandbox)
     result = run_dag(f"test_sync_{mode}_soft", data_source_id=source, synced_after=threshold)

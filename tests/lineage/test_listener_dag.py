@@ -22,7 +22,7 @@ from airflow_provider_analytics.lineage.facets import FACET_NAME
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.lineage.openlineage_schemas import event_errors
-from tests.support.airflow_runs import RUN_ENV, migrate_db
+from tests.support.airflow_runs import RUN_ENV, broken_in_airflow, migrate_db
 
 ROOT = Path(__file__).resolve().parents[2]
 DAGS = Path(__file__).with_name("dags")
@@ -61,6 +61,11 @@ def datasets(event: dict[str, Any], side: str) -> list[tuple[str, str]]:
     return [(dataset["namespace"], dataset["name"]) for dataset in event[side]]
 
 
+@broken_in_airflow(
+    "3.0",
+    "Airflow 3.0's dag.test() never registers a DAG's assets, so a task with outlets fails with 'inactive "
+    "assets'; a deployed DAG (parsed by the dag processor) is not affected",
+)
 def test_dag_test_emits_the_provider_lineage(migrated_home: str, sandbox: SandboxServer, tmp_path: Path) -> None:
     events_file = tmp_path / "events.jsonl"
     folder = tmp_path / "files"

@@ -52,7 +52,8 @@ def test_assets_are_normalised(given: str, normalised: str) -> None:
             "analytics://user@h/chart/ch_1",
             "carries no user or password",
             marks=needs_airflow(
-                "3.0", "refusing an asset URI with a user needs Airflow 3.0 (2.11 drops it with a warning first)"
+                "3.1",
+                "refusing an asset URI with a user needs Airflow 3.1 (2.11 and 3.0 drop it with a warning first)",
             ),
         ),
         ("analytics://h:http/chart/ch_1", "bad port"),

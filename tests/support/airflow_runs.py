@@ -69,6 +69,17 @@ def needs_airflow(version: str, reason: str) -> pytest.MarkDecorator:
     )
 
 
+def broken_in_airflow(series: str, reason: str) -> pytest.MarkDecorator:
+    """Skip a test on one release series where Airflow itself breaks what the test runs (not the provider).
+
+    :param series: the series, as ``"3.0"`` (every 3.0.x).
+    :param reason: a sentence naming Airflow's bug and what it affects.
+    """
+    first = Version(series)
+    after = Version(f"{first.major}.{first.minor + 1}")
+    return pytest.mark.skipif(first <= AIRFLOW_VERSION < after, reason=f"{reason} (this is Airflow {AIRFLOW_VERSION})")
+
+
 def dagbag_class() -> type:
     """Airflow's ``DagBag``: moved to ``airflow.dag_processing.dagbag`` in 3.2."""
     if AIRFLOW_V_3_2_PLUS:
