@@ -11,7 +11,12 @@ from typing import Any, BinaryIO, ClassVar
 from airflow.providers.common.compat.sdk import Context
 
 from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing, write_atomically
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, check_templated, task_instance_key
+from airflow_provider_analytics.operators.common import (
+    AnalyticsBaseOperator,
+    check_templated,
+    task_instance_key,
+    task_step,
+)
 from airflow_provider_analytics.wire.endpoints import validate_id, validate_page_size
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.pagination import ChartRows
@@ -55,6 +60,7 @@ class CreateChartOperator(AnalyticsBaseOperator):
         self.options = options
         self.reuse_existing = reuse_existing
 
+    @task_step
     def execute(self, context: Context) -> dict[str, Any]:
         validate_id(self.data_source_id, "data_source_id")
         check_templated(self.options, "options")
@@ -124,6 +130,7 @@ class GetChartDataOperator(AnalyticsBaseOperator):
         self.page_size = page_size
         self.max_xcom_rows = max_xcom_rows
 
+    @task_step
     def execute(self, context: Context) -> dict[str, Any]:
         validate_id(self.chart_id, "chart_id")
         validate_page_size(self.page_size)

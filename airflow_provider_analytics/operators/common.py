@@ -9,14 +9,18 @@ import math
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from airflow.providers.common.compat.sdk import BaseOperator, Context
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
-from airflow_provider_analytics.lineage.recording import LineageRecorder
+from airflow_provider_analytics.lineage.recording import RESULT, keep
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+S = TypeVar("S")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def seconds(value: float | int | timedelta | None, what: str, *, allow_none: bool = True) -> float | None:
@@ -94,33 +98,33 @@ def task_instance_key(context: Context, purpose: str, basis: object = None) -> s
     return f"apa-{purpose}-{digest[:40]}"
 
 
-def _closing_the_hook(method: Callable[..., Any]) -> Callable[..., Any]:
+def task_step(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+    """Decorate ``execute`` and ``execute_complete``: what every step of a task does around its work.
+
+    When the step ends, returning, deferring or failing, the task's hook is closed (its HTTP connection pool
+    would otherwise outlive the step: a deferred task's operator is never used again); what it returns is
+    kept for lineage (``lineage/recording.py``). A subclass that overrides either method decorates it too.
+    """
+
     @functools.wraps(method)
-    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def run(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return method(self, *args, **kwargs)
+            result = method(self, *args, **kwargs)
+            keep(self, RESULT, result)
+            return result
         finally:
-            if "hook" in self.__dict__:
+            if "hook" in self.__dict__:  # only a hook this step built or used; never build one to close it
                 self.__dict__["hook"].close()
 
-    run._closes_hook = True  # type: ignore[attr-defined]
     return run
 
 
 class HookOwner:
-    """Closes the task's hook (its HTTP connection pool) when ``execute`` or ``execute_complete`` ends.
+    """The task's hook, built on first use (``cached_property``), never at DAG parse time.
 
-    Every subclass's own ``execute`` and ``execute_complete`` are wrapped when the class is made, so no
-    operator can forget it, whether the method returns, defers or fails. The hook itself is built on
-    first use (``cached_property``), never at DAG parse time, and is built again if used afterwards.
+    :func:`task_step` closes it when ``execute`` or ``execute_complete`` ends; it is built again if used
+    afterwards.
     """
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for name in ("execute", "execute_complete"):
-            method = cls.__dict__.get(name)
-            if callable(method) and not getattr(method, "_closes_hook", False):
-                setattr(cls, name, _closing_the_hook(method))
 
     @cached_property
     def hook(self) -> AnalyticsHook:
@@ -128,7 +132,7 @@ class HookOwner:
         return AnalyticsHook(analytics_conn_id=self.analytics_conn_id)  # type: ignore[attr-defined]
 
 
-class AnalyticsBaseOperator(LineageRecorder, HookOwner, BaseOperator):
+class AnalyticsBaseOperator(HookOwner, BaseOperator):
     """Base for this provider's operators; the hook is built on first use, never at DAG parse time.
 
     :param analytics_conn_id: the Airflow connection of type ``analytics``.

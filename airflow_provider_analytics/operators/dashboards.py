@@ -7,7 +7,12 @@ from typing import Any
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, check_templated, task_instance_key
+from airflow_provider_analytics.operators.common import (
+    AnalyticsBaseOperator,
+    check_templated,
+    task_instance_key,
+    task_step,
+)
 from airflow_provider_analytics.operators.links import DashboardLink
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
@@ -73,6 +78,7 @@ class CreateDashboardOperator(_DashboardOperator):
         super().__init__(**kwargs)
         self.update_existing = update_existing
 
+    @task_step
     def execute(self, context: Context) -> dict[str, Any]:
         self._check_templated()
         endpoints.create_dashboard(self.name, self.description, self.tags, self.layout)  # validates, sends nothing
@@ -116,6 +122,7 @@ class UpdateDashboardOperator(_DashboardOperator):
         self.dashboard_id = dashboard_id
         self.if_match = if_match
 
+    @task_step
     def execute(self, context: Context) -> dict[str, Any]:
         self._check_templated()
         version: Any = self.if_match

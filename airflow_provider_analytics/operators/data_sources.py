@@ -7,7 +7,12 @@ from typing import Any
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, check_templated, task_instance_key
+from airflow_provider_analytics.operators.common import (
+    AnalyticsBaseOperator,
+    check_templated,
+    task_instance_key,
+    task_step,
+)
 
 
 class ConnectDataSourceOperator(AnalyticsBaseOperator):
@@ -31,6 +36,7 @@ class ConnectDataSourceOperator(AnalyticsBaseOperator):
         self.type = type
         self.connection = connection
 
+    @task_step
     def execute(self, context: Context) -> dict[str, Any]:
         check_templated(self.connection, "connection")
         source = self.hook.connect_data_source(

@@ -23,7 +23,8 @@ from typing import Any, NoReturn
 
 from airflow.providers.common.compat.sdk import Context, ResumableJobMixin, conf
 
-from airflow_provider_analytics.operators.common import task_instance_key
+from airflow_provider_analytics.lineage.recording import STARTED, keep
+from airflow_provider_analytics.operators.common import task_instance_key, task_step
 from airflow_provider_analytics.operators.waiting import RemoteJobFailed, RemoteJobTimeout, RemoteWaitOperator
 from airflow_provider_analytics.waits.base import Wait
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
@@ -104,6 +105,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     # The flow ----------------------------------------------------------------------------------------
 
+    @task_step
     def execute(self, context: Context) -> Any:
         self.validate()
         self._deadline = self.begin_wait(context)
@@ -201,6 +203,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     def get_job_result(self, external_id: Any, context: Context) -> Any:
         return dict(self._last_seen(external_id))
 
+    @task_step
     def execute_complete(self, context: Context, event: Any = None) -> Any:
         """Resume after the trigger fired: check the event is ours and well-formed, then finish."""
         if self.replayed_from_earlier_try(event, context):
@@ -241,6 +244,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     def _publish_once(self, context: Context, external_id: Any) -> None:
         # The mixin's start and its wait each get the id; pushing it twice would only repeat the XCom rows.
         if self._published != external_id:
+            keep(self, STARTED, external_id)  # for lineage, before publishing: a failed push must not lose it
             self.publish(context, external_id)
             self._published = external_id
 

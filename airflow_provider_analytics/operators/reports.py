@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from airflow.providers.common.compat.sdk import Asset, Context, conf
 
 from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing
-from airflow_provider_analytics.operators.common import check_templated
+from airflow_provider_analytics.operators.common import check_templated, task_step
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
@@ -142,6 +142,7 @@ class DownloadReportOperator(ReportWaiting):
         self.destination = destination
         self.overwrite = overwrite
 
+    @task_step
     def execute(self, context: Context) -> str:
         validate_id(self.report_id, "report_id")
         where = Destination.parse(self.destination)
@@ -153,6 +154,7 @@ class DownloadReportOperator(ReportWaiting):
             self.failed(wait, report)
         return self._download(context, report)
 
+    @task_step
     def execute_complete(self, context: Context, event: Any = None) -> str:
         """Resume once the report is ready (or the wait failed), then download."""
         if self.replayed_from_earlier_try(event, context):

@@ -7,7 +7,12 @@ from typing import Any, ClassVar
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, check_templated, task_instance_key
+from airflow_provider_analytics.operators.common import (
+    AnalyticsBaseOperator,
+    check_templated,
+    task_instance_key,
+    task_step,
+)
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ExecutionLink
 from airflow_provider_analytics.waits.executions import ExecutionWait
@@ -104,6 +109,7 @@ class CreateWorkflowOperator(AnalyticsBaseOperator):
         self.configuration = configuration
         self.description = description
 
+    @task_step
     def execute(self, context: Context) -> dict[str, Any]:
         check_templated(self.configuration, "configuration")
         workflow = self.hook.create_workflow(

@@ -18,7 +18,7 @@ from airflow.providers.common.compat.sdk import (
 )
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
-from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, seconds
+from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, seconds, task_step
 from airflow_provider_analytics.triggers.wait_events import checked_event, from_earlier_try, try_number_of
 from airflow_provider_analytics.waits.syncs import SyncWait
 from airflow_provider_analytics.wire.endpoints import validate_id
@@ -108,6 +108,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
                       status.get("status"), status.get("last_synced_at"), threshold.isoformat())  # fmt: skip
         return False
 
+    @task_step
     def execute(self, context: Context) -> Any:
         validate_id(self.data_source_id, "data_source_id")
         poll_seconds(self.poke_interval, "poke_interval")
@@ -136,6 +137,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             method_name="execute_complete",
         )
 
+    @task_step
     def execute_complete(self, context: Context, event: Any = None) -> Any:
         """Resume from the trigger: check the event is ours, then succeed, fail or time out."""
         if (earlier := from_earlier_try(event, context)) is not None:

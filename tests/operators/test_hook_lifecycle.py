@@ -8,6 +8,7 @@ import pytest
 from airflow.providers.common.compat.sdk import TaskDeferred
 
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
+from airflow_provider_analytics.operators.common import task_step
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
@@ -54,3 +55,41 @@ def test_a_closed_hook_is_rebuilt_when_used_again(sandbox: SandboxServer) -> Non
     task = ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, wait_for_completion=False)
     task.execute(make_context())
     assert task.hook.get_execution(WORKFLOW, task.execute(make_context())["id"])["workflow_id"] == WORKFLOW
+
+
+def _task_classes() -> list[type]:
+    """Every operator and sensor class the package defines."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import airflow_provider_analytics.operators as operators
+    import airflow_provider_analytics.sensors as sensors
+
+    classes = []
+    for package in (operators, sensors):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            classes += [c for _, c in inspect.getmembers(module, inspect.isclass) if c.__module__ == module.__name__]
+    return classes
+
+
+def test_every_execute_and_execute_complete_is_a_task_step() -> None:
+    """The hook is closed only where a step says so: each class's own execute/execute_complete must."""
+    step_code = task_step(lambda self: None).__code__  # every task_step wrapper runs this same code
+
+    def is_step(method: Any) -> bool:
+        # Airflow's operator metaclass may wrap execute again (functools.wraps): look down the chain.
+        while method is not None:
+            if getattr(method, "__code__", None) is step_code:
+                return True
+            method = getattr(method, "__wrapped__", None)
+        return False
+
+    undecorated = [
+        f"{cls.__name__}.{name}"
+        for cls in _task_classes()
+        for name in ("execute", "execute_complete")
+        if name in cls.__dict__ and not is_step(cls.__dict__[name])
+    ]
+    assert undecorated == []
