@@ -13,7 +13,7 @@ too, when the DAG may name the platform's host. See docs/events.md for what the 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from airflow.sdk import DAG, Asset, AssetWatcher, task
@@ -64,5 +64,9 @@ with DAG(
         deferrable=True,
         poll_interval=2,
         timeout=1800,
+        # A retry reattaches to the report this task started (it never generates a second one), so retrying
+        # soon is safe; it also covers Airflow failing a task that resumes very quickly (docs/deployment.md).
+        retries=2,
+        retry_delay=timedelta(seconds=15),
     )
     sync >> report
