@@ -9,6 +9,10 @@
      imports, and, once the server stack Airflow itself brought is removed, the sandbox says what to install;
    - with every extra: every module imports, and the sandbox starts, serves the installed hook (whose
      User-Agent carries the same version), and stops on SIGTERM sent to its pid.
+4. For each release of tools/compat.py's ``MATRIX``: a clean venv with that Airflow, its holds and the wheel
+   (resolved as ``make test-compat`` resolves), a throw-away ``AIRFLOW_HOME``, the sandbox, and ``airflow dags
+   test`` of two example DAGs, every task succeeded and the downloaded report matching the platform's sha256
+   (tools/dist_releases.py); a table at the end. ``--only 2.11.2/3.11`` runs steps 1, 2 and that release.
 
 Everything but ``dist/`` lives in a private temporary folder, removed at the end, also on failure.
 Standard library only: it runs with the machine's ``python3`` before any project venv exists.
@@ -18,11 +22,8 @@ from __future__ import annotations
 
 import argparse
 import ast
-import hashlib
 import json
 import os
-import select
-import signal
 import subprocess
 import sys
 import tarfile
@@ -33,19 +34,15 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = "airflow_provider_analytics"
-DISTRIBUTION = "airflow-provider-analytics"
-SANDBOX = f"{PACKAGE}.sandbox"
+from compat import Combination
+from dist_releases import ReleaseCheck, ReleaseResult, choose_combinations, print_release_table
+from dist_support import DISTRIBUTION, PACKAGE, ROOT, SANDBOX, CheckFailed, clean_env, run, sandbox, sha256
+
 TOOLS = {"twine": "twine==7.0.0", "check-wheel-contents": "check-wheel-contents==0.6.3"}
 INSTALL_HINT = 'pip install "airflow-provider-analytics[sandbox]"'
 # Airflow needs these itself, so they are in a venv without the extra too; removing them shows what a
 # user without them (a future Airflow, a trimmed image) is told.
 SERVER_STACK = ("uvicorn", "fastapi")
-
-
-class CheckFailed(Exception):
-    """One check did not hold; the message says which and shows the evidence."""
 
 
 def _literal(path: Path, name: str) -> object:
@@ -58,36 +55,6 @@ def _literal(path: Path, name: str) -> object:
                 if isinstance(key, ast.Constant) and key.value == name:
                     return ast.literal_eval(value)
     raise CheckFailed(f"{path.relative_to(ROOT)} defines no {name!r}")
-
-
-def _clean_env(**extra: str) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("AIRFLOW", "VIRTUAL_ENV", "PYTHON", "UV_PROJECT")) and key != "CONDA_PREFIX"
-    }
-    return {**env, **extra}
-
-
-def _run(command: list[str | Path], *, cwd: Path, env: dict[str, str] | None = None, timeout: float = 900) -> str:
-    """Run a command; its stdout, or :class:`CheckFailed` with the tail of its output."""
-    done = subprocess.run(
-        [str(part) for part in command],
-        cwd=cwd,
-        env=env if env is not None else _clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if done.returncode != 0:
-        output = (done.stdout + done.stderr).strip().splitlines()[-25:]
-        raise CheckFailed(f"{' '.join(map(str, command))} exited {done.returncode}:\n  " + "\n  ".join(output))
-    return done.stdout
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class DistCheck:
@@ -110,27 +77,27 @@ class DistCheck:
         self.dist.mkdir(exist_ok=True)
         for old in [*self.dist.glob(f"{PACKAGE}-*.whl"), *self.dist.glob(f"{PACKAGE}-*.tar.gz")]:
             old.unlink()
-        env = _clean_env(SOURCE_DATE_EPOCH=str(self.epoch))
-        _run([self.uv, "build", "--quiet", "--out-dir", self.dist], cwd=ROOT, env=env)
+        env = clean_env(SOURCE_DATE_EPOCH=str(self.epoch))
+        run([self.uv, "build", "--quiet", "--out-dir", self.dist], cwd=ROOT, env=env)
         wheel = self.dist / f"{PACKAGE}-{self.version}-py3-none-any.whl"
         sdist = self.dist / f"{PACKAGE}-{self.version}.tar.gz"
         built = sorted(path.name for path in self.dist.glob(f"{PACKAGE}-*"))
         if built != sorted([wheel.name, sdist.name]):
             raise CheckFailed(f"expected {wheel.name} and {sdist.name} for version {self.version}, built {built}")
         again = self.work / "rebuild"
-        _run([self.uv, "build", "--quiet", "--wheel", "--out-dir", again, sdist], cwd=self.work, env=env)
-        if _sha256(again / wheel.name) != _sha256(wheel):
+        run([self.uv, "build", "--quiet", "--wheel", "--out-dir", again, sdist], cwd=self.work, env=env)
+        if sha256(again / wheel.name) != sha256(wheel):
             raise CheckFailed("the wheel is not reproducible: a second build from the sdist differs")
         self.notes.append(f"built   {sdist.name} ({sdist.stat().st_size // 1024} KiB)")
-        self.notes.append(f"built   {wheel.name} ({wheel.stat().st_size // 1024} KiB), sha256 {_sha256(wheel)}")
+        self.notes.append(f"built   {wheel.name} ({wheel.stat().st_size // 1024} KiB), sha256 {sha256(wheel)}")
         self.notes.append("ok      the wheel is reproducible (rebuilt from the sdist: same sha256)")
         return sdist, wheel
 
     def check_metadata(self, sdist: Path, wheel: Path) -> list[str]:
         """Twine and check-wheel-contents, then name, version and extras; returns the extras."""
         tool_run = [self.uv, "tool", "run", "--quiet", "--from"]
-        _run([*tool_run, TOOLS["twine"], "twine", "check", "--strict", sdist, wheel], cwd=self.work)
-        _run([*tool_run, TOOLS["check-wheel-contents"], "check-wheel-contents", wheel], cwd=self.work)
+        run([*tool_run, TOOLS["twine"], "twine", "check", "--strict", sdist, wheel], cwd=self.work)
+        run([*tool_run, TOOLS["check-wheel-contents"], "check-wheel-contents", wheel], cwd=self.work)
         with zipfile.ZipFile(wheel) as archive:
             metadata = Parser().parsestr(archive.read(f"{PACKAGE}-{self.version}.dist-info/METADATA").decode())
         if (metadata["Name"], metadata["Version"]) != (DISTRIBUTION, self.version):
@@ -149,7 +116,7 @@ class DistCheck:
         dist_info = f"{PACKAGE}-{self.version}.dist-info/"
         problems = [name for name in names if not name.startswith((f"{PACKAGE}/", dist_info))]
         problems += [name for name in names if name.endswith((".pyc", ".pyo")) or "__pycache__" in name]
-        tracked = _run(["git", "ls-files", PACKAGE], cwd=ROOT).split()
+        tracked = run(["git", "ls-files", PACKAGE], cwd=ROOT).split()
         problems += [f"missing {path}" for path in tracked if path not in names]
         for required in (f"{PACKAGE}/py.typed", f"{dist_info}licenses/LICENSE"):
             if required not in names:
@@ -172,28 +139,28 @@ class DistCheck:
         """The runtime and extras' versions pinned in uv.lock, as a pip constraints file."""
         path = self.work / "constraints.txt"
         export = [self.uv, "export", "--frozen", "--quiet", "--no-hashes", "--no-emit-project"]
-        _run([*export, "--all-extras", "--no-dev", "--output-file", path], cwd=ROOT)
+        run([*export, "--all-extras", "--no-dev", "--output-file", path], cwd=ROOT)
         return path
 
     def venv(self, name: str, requirements: list[str], constraints: Path) -> Path:
         """A clean virtualenv with ``requirements`` installed; returns its ``bin`` folder."""
         location = self.work / name
-        _run([self.uv, "venv", "--quiet", "--python", sys.executable, location], cwd=self.work)
+        run([self.uv, "venv", "--quiet", "--python", sys.executable, location], cwd=self.work)
         python = location / "bin" / "python"
         # Run from the temp folder: uv would otherwise apply this project's own [tool.uv] settings.
         install = [self.uv, "pip", "install", "--quiet", "--python", python, *requirements, "-c", constraints]
-        _run(install, cwd=self.work)
+        run(install, cwd=self.work)
         return location / "bin"
 
     def airflow_env(self, name: str) -> dict[str, str]:
         home = self.work / f"airflow-home-{name}"
         home.mkdir(exist_ok=True)
-        return _clean_env(AIRFLOW_HOME=str(home), AIRFLOW__CORE__LOAD_EXAMPLES="False")
+        return clean_env(AIRFLOW_HOME=str(home), AIRFLOW__CORE__LOAD_EXAMPLES="False")
 
     def check_registered(self, bin_dir: Path, name: str) -> None:
         """``airflow providers list`` shows this provider with the version, and provider info agrees."""
         listing = json.loads(
-            _run(
+            run(
                 [bin_dir / "airflow", "providers", "list", "--output", "json"],
                 cwd=self.work,
                 env=self.airflow_env(name),
@@ -225,7 +192,7 @@ class DistCheck:
             f"importlib.metadata.version({DISTRIBUTION!r}), 'provider_info': get_provider_info()['versions']}}))\n"
         )
         result = json.loads(
-            _run([bin_dir / "python", "-c", probe, json.dumps(modules)], cwd=self.work, env=self.airflow_env(name))
+            run([bin_dir / "python", "-c", probe, json.dumps(modules)], cwd=self.work, env=self.airflow_env(name))
         )
         if result["outside"]:
             raise CheckFailed(f"{name}: modules imported from outside the venv: {result['outside'][:3]}")
@@ -239,7 +206,7 @@ class DistCheck:
 
     def check_missing_extra(self, bin_dir: Path) -> None:
         """Without the server stack, the command line and an import both say what to install."""
-        _run([self.uv, "pip", "uninstall", "--quiet", "--python", bin_dir / "python", *SERVER_STACK], cwd=self.work)
+        run([self.uv, "pip", "uninstall", "--quiet", "--python", bin_dir / "python", *SERVER_STACK], cwd=self.work)
         env = self.airflow_env("base")
         done = subprocess.run(
             [bin_dir / "python", "-m", SANDBOX, "--port", "0"],
@@ -254,7 +221,7 @@ class DistCheck:
             raise CheckFailed(f"python -m {SANDBOX} without the extra: status {done.returncode}, {done.stderr!r}")
         probe = f"from {SANDBOX} import SandboxDependencyError\ntry:\n    from {SANDBOX}.server import SandboxServer\n"
         probe += "except SandboxDependencyError as error:\n    print(error)\n"
-        said = _run([bin_dir / "python", "-c", probe], cwd=self.work, env=env).strip()
+        said = run([bin_dir / "python", "-c", probe], cwd=self.work, env=env).strip()
         if INSTALL_HINT not in said:
             raise CheckFailed(f"importing the sandbox without the extra said {said!r}")
         self.notes.append(f"ok      base, without {'/'.join(SERVER_STACK)}: python -m ... exits 2 saying: {said}")
@@ -262,52 +229,32 @@ class DistCheck:
     def check_sandbox_serves(self, bin_dir: Path) -> None:
         """Start the sandbox, call it through the installed hook, check the User-Agent, stop it by pid."""
         env = self.airflow_env("full")
-        command = [str(bin_dir / "python"), "-m", SANDBOX, "--port", "0", "--speed", "fast"]
-        # stderr to a file: a pipe nobody reads could fill up and block the server.
-        stderr = (self.work / "sandbox.stderr").open("wb")
-        process = subprocess.Popen(command, cwd=self.work, env=env, stdout=subprocess.PIPE, stderr=stderr)
-        try:
-            assert process.stdout is not None
-            ready, _, _ = select.select([process.stdout], [], [], 60)
-            line = process.stdout.readline().decode() if ready else ""
-            if not line.startswith("{"):
-                raise CheckFailed(f"the sandbox printed no connection within 60 s: {line!r}")
-            connection = json.loads(line)
+        log = self.work / "sandbox.stderr"
+        with sandbox(bin_dir / "python", "--speed", "fast", cwd=self.work, env=env, log=log) as (pid, connection):
             probe = textwrap.dedent(
                 f"""
                 import httpx, json
                 from {PACKAGE}.hooks.analytics import AnalyticsHook
                 with AnalyticsHook() as hook:  # reads AIRFLOW_CONN_ANALYTICS_DEFAULT
                     next(iter(hook.list_workflows()))
-                log = httpx.get({connection["host"]!r} + "/_sandbox/requests").json()["data"]
+                log = httpx.get({json.loads(connection)["host"]!r} + "/_sandbox/requests").json()["data"]
                 agents = {{entry["headers"]["user-agent"] for entry in log if entry["path"].startswith("/v1/")}}
                 print(json.dumps(sorted(agents)))
                 """
             )
             agents = json.loads(
-                _run(
+                run(
                     [bin_dir / "python", "-c", probe],
                     cwd=self.work,
-                    env={**env, "AIRFLOW_CONN_ANALYTICS_DEFAULT": line.strip()},
+                    env={**env, "AIRFLOW_CONN_ANALYTICS_DEFAULT": connection},
                     timeout=120,
                 )
             )
             if agents != [f"{DISTRIBUTION}/{self.version}"]:
                 raise CheckFailed(f"the sandbox received User-Agent {agents}, expected {DISTRIBUTION}/{self.version}")
-            os.kill(process.pid, signal.SIGTERM)
-            status = process.wait(timeout=20)
-            if status != 0:
-                raise CheckFailed(f"the sandbox exited {status} on SIGTERM")
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
-            stderr.close()
         self.notes.append(
-            f"ok      full: the sandbox served {connection['host']} (User-Agent {agents[0]}), stopped by SIGTERM to pid"
-            f" {process.pid}"
+            f"ok      full: the sandbox served {json.loads(connection)['host']} (User-Agent {agents[0]}), stopped by"
+            f" SIGTERM to pid {pid}"
         )
 
     def check_pytest_plugin(self, bin_dir: Path) -> None:
@@ -326,17 +273,27 @@ class DistCheck:
             )
         )
         command: list[str | Path] = [bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-        last = _run(command, cwd=project, env=self.airflow_env("full"), timeout=300).strip().splitlines()[-1]
+        last = run(command, cwd=project, env=self.airflow_env("full"), timeout=300).strip().splitlines()[-1]
         if not last.startswith("1 passed"):
             raise CheckFailed(f"a user's pytest run with the analytics_sandbox fixture ended: {last}")
         self.notes.append(f"ok      full: a user's pytest run with the analytics_sandbox fixture: {last}")
 
-    def run(self) -> None:
+    def run(self, combinations: list[Combination], *, lock_venvs: bool = True) -> list[ReleaseResult]:
+        """Build and check the archives, then (``lock_venvs``) the two clean venvs, then each release."""
         sdist, wheel = self.build()
         extras = self.check_metadata(sdist, wheel)
         self.check_contents(sdist, wheel)
-        constraints = self.constraints()
+        if lock_venvs:
+            self.check_lock_venvs(wheel, extras)
+        print("\n".join(self.notes), flush=True)
+        self.notes.clear()
+        # The wheel next to each supported Airflow release, running the example DAGs (tools/dist_releases.py).
+        releases = ReleaseCheck(self.uv, self.work, wheel)
+        return [releases.check(combination) for combination in combinations]
 
+    def check_lock_venvs(self, wheel: Path, extras: list[str]) -> None:
+        """The wheel in two clean venvs with uv.lock's versions: without extras, and with every extra."""
+        constraints = self.constraints()
         base = self.venv("base", [str(wheel)], constraints)
         self.check_registered(base, "base")
         failed = self.import_everything(base, "base", wheel)
@@ -359,19 +316,41 @@ class DistCheck:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--uv", type=Path, default=ROOT / ".tools" / "bin" / "uv", help="the uv executable")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="AIRFLOW/PYTHON",
+        help="build and check the archives, then run only this release of tools/compat.py's MATRIX (repeatable),"
+        " e.g. 2.11.2/3.11; skips the two venvs with uv.lock's versions",
+    )
     options = parser.parse_args()
+    try:
+        combinations = choose_combinations(options.only)
+    except ValueError as error:
+        parser.error(str(error))
+    os.environ["UV_PYTHON_DOWNLOADS"] = "never"  # interpreters come from the machine, as for make test-compat
     started = time.monotonic()
+    temp_before = set(os.listdir(tempfile.gettempdir()))
     with tempfile.TemporaryDirectory(prefix="dist-check-") as work:
+        # Every tool's own temporary files (uv build's locks too) go into the folder that is removed at the end.
+        os.environ["TMPDIR"] = str(Path(work) / "tmp")
+        (Path(work) / "tmp").mkdir()
         check = DistCheck(options.uv, Path(work))
         try:
-            check.run()
+            releases = check.run(combinations, lock_venvs=not options.only)
         except (CheckFailed, subprocess.TimeoutExpired) as error:
             print("\n".join(check.notes), file=sys.stderr)
             print(f"FAILED  {error}", file=sys.stderr)
             return 1
-    print("\n".join(check.notes))
-    print(f"dist/ checked: {DISTRIBUTION} {check.version} in {time.monotonic() - started:.0f} s")
-    return 0
+    print_release_table(releases)
+    # Everything this run made lived in its temporary folder; another program may add to /tmp meanwhile.
+    left = sorted(set(os.listdir(tempfile.gettempdir())) - temp_before)
+    print(f"new in {tempfile.gettempdir()} since the start: {', '.join(left) if left else 'nothing'}")
+    failed = [f"{r.combination.airflow}/{r.combination.python}" for r in releases if not r.ok]
+    verdict = f"FAILED on {', '.join(failed)}" if failed else "checked"
+    print(f"dist/ {verdict}: {DISTRIBUTION} {check.version} in {time.monotonic() - started:.0f} s")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
