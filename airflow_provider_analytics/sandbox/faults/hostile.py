@@ -142,6 +142,9 @@ async def _send_pieces(connection: _Connection, body: AsyncGenerator[bytes, None
             if piece:
                 await connection.body(piece, more=True)
                 sent += len(piece)
+            # Once the client is gone, a write neither fails nor blocks on the plain asyncio loop (no uvloop):
+            # without a turn of the loop the disconnect is never delivered, and every later write is logged.
+            await asyncio.sleep(0)
     if connection.gone:
         return
     if announced is not None:  # fewer bytes than announced: the client sees a short body
