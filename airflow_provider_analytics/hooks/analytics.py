@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import Any
 
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
-from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsConnection, masked_config
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook, masked_config
 from airflow_provider_analytics.hooks.connection import redact, ui_url_of
 from airflow_provider_analytics.hooks.destinations import DownloadResult, download_report_to
 from airflow_provider_analytics.hooks.forms import connection_form_widgets, field_behaviour
@@ -46,7 +46,7 @@ from airflow_provider_analytics.wire.retry import RetryPolicy
 __all__ = ["DEFAULT_CONN_ID", "AnalyticsAsyncHook", "AnalyticsHook"]
 
 
-class AnalyticsHook(AnalyticsConnection):
+class AnalyticsHook(AnalyticsBaseHook):
     """Blocking hook for the Analytics Platform /v1 API.
 
     Every method returns plain JSON-compatible dicts and raises the

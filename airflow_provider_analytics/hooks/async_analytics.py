@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from airflow.providers.common.compat.connection import get_async_connection
 
-from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsConnection, prepared_config
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook, prepared_config
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.calls import Call
 from airflow_provider_analytics.wire.client import AsyncAnalyticsClient
@@ -17,7 +17,7 @@ from airflow_provider_analytics.wire.pagination import AsyncPager
 T = TypeVar("T")
 
 
-class AnalyticsAsyncHook(AnalyticsConnection):
+class AnalyticsAsyncHook(AnalyticsBaseHook):
     """Asyncio hook for triggers: one client for the hook's whole life, connection looked up asynchronously.
 
     Use it as ``async with AnalyticsAsyncHook(conn_id) as hook: ...`` so the client is closed.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
@@ -30,8 +31,11 @@ def prepared_config(conn: Any) -> ClientConfig:
     return config
 
 
-class AnalyticsConnection(BaseHook):
-    """What both hooks share: the connection type, its default id and the ``analytics_conn_id`` name."""
+class AnalyticsBaseHook(BaseHook):
+    """Base of both hooks: the connection type, its default id and the ``analytics_conn_id`` name.
+
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
 
     conn_name_attr = "analytics_conn_id"
     default_conn_name = DEFAULT_CONN_ID
@@ -41,3 +45,33 @@ class AnalyticsConnection(BaseHook):
     def __init__(self, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.analytics_conn_id = analytics_conn_id
+
+
+# Names this module had in a release, kept importable for a while: old name -> (new name, the object).
+_RENAMED = {"AnalyticsConnection": ("AnalyticsBaseHook", AnalyticsBaseHook)}
+
+
+def _renamed(name: str) -> Any:
+    """A renamed class under its old name, with a warning that names the new one.
+
+    ``AnalyticsConnection`` was the hooks' base in 1.0.0. The warning is a plain ``DeprecationWarning``:
+    Airflow's ``AirflowProviderDeprecationWarning`` lives in ``airflow.exceptions`` of Airflow core, which
+    common-compat does not bridge and a task-SDK-only worker may lack; it is a ``DeprecationWarning`` too, so
+    a filter on that catches both.
+
+    :param name: the attribute looked up on this module.
+    :raises AttributeError: for any other name.
+    """
+    if name not in _RENAMED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    new_name, value = _RENAMED[name]
+    warnings.warn(
+        f"{__name__}.{name} is deprecated and will be removed in 2.0.0; use {__name__}.{new_name}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return value
+
+
+if not TYPE_CHECKING:  # at run time only: for mypy the old names do not exist, so new code cannot use them
+    __getattr__ = _renamed
