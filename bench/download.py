@@ -64,7 +64,7 @@ os.sched_setaffinity(0, {0})
 import airflow.sdk, airflow_provider_analytics.operators.reports  # loaded in a worker before any download
 from airflow_provider_analytics.hooks.destinations import download_report_to
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
 base, out, report = sys.argv[1], sys.argv[2], sys.argv[3]
 client = AnalyticsClient(ClientConfig(base_url=base, token="bench-token"))
 rss = int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmRSS:")))

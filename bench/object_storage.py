@@ -34,7 +34,7 @@ import airflow.sdk, airflow_provider_analytics.operators.reports  # loaded in a 
 from airflow.providers.common.compat.sdk import ObjectStoragePath
 from airflow_provider_analytics.hooks.destinations import download_report_to
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
 base, way = sys.argv[1], sys.argv[2]
 client = AnalyticsClient(ClientConfig(base_url=base, token="bench-token"))
 fs = ObjectStoragePath("s3://bench/").fs  # the filesystem both ways use, built before the clock starts

@@ -16,7 +16,7 @@ from airflow_provider_analytics.hooks.destinations import DownloadResult, downlo
 from airflow_provider_analytics.hooks.forms import connection_form_widgets, field_behaviour
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import (
     ADVICE_NO_API,
     ADVICE_TOKEN_REJECTED,

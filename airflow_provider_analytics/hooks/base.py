@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_analytics.hooks.connection import client_config_from_connection
-from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.tls import tls_context
 
 DEFAULT_CONN_ID = "analytics_default"

@@ -1,4 +1,4 @@
-"""Turn an Airflow connection into a :class:`~airflow_provider_analytics.wire.core.ClientConfig`.
+"""Turn an Airflow connection into a :class:`~airflow_provider_analytics.wire.config.ClientConfig`.
 
 Works for connections in JSON form (extras keep their types) and URI form (extras arrive as strings).
 Every field is checked here, when the connection is read, so a bad one fails before any request with an
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 from urllib.parse import SplitResult, urlsplit
 
-from airflow_provider_analytics.wire.core import (
+from airflow_provider_analytics.wire.config import (
     DEFAULT_MAX_DOWNLOAD_BYTES,
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_TIMEOUT,

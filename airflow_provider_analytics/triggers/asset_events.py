@@ -27,7 +27,7 @@ from airflow_provider_analytics.triggers.polling import PlatformPoller
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.contract import ID_PATTERN, MIN_POLL_INTERVAL, SyncStatus
 from airflow_provider_analytics.wire.errors import AnalyticsError, AnalyticsInputError
-from airflow_provider_analytics.wire.outcomes import parse_time
+from airflow_provider_analytics.wire.times import parse_time
 
 DEFAULT_POLL_INTERVAL = 60.0
 # A poll may take its whole interval, but never less than this: a short interval must not turn a slow

@@ -15,7 +15,8 @@ from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.calls import Call
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.models import SyncState
-from airflow_provider_analytics.wire.outcomes import Outcome, parse_time, sync_outcome
+from airflow_provider_analytics.wire.outcomes import Outcome, sync_outcome
+from airflow_provider_analytics.wire.times import parse_time
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ Endpoints are pure request builders (:mod:`.endpoints`); :class:`AnalyticsClient
 """
 
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
-from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.retry import RetryPolicy
 
 __all__ = ["AnalyticsClient", "AsyncAnalyticsClient", "ClientConfig", "RetryPolicy"]

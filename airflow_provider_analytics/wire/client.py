@@ -1,4 +1,10 @@
-"""The two transports. They only carry out the steps the shared core yields; no logic is copied here."""
+"""The two clients, :class:`AnalyticsClient` (blocking) and :class:`AsyncAnalyticsClient` (asyncio).
+
+Each drives the shared retry loop of :mod:`.core`: it sends every ``Send`` step on its ``httpx`` client,
+within the step's deadline, reads the answer's body under the size bound and sleeps every ``Sleep`` step.
+Nothing else is decided here. The two ``_run``/``_attempt`` pairs differ only by ``await``: they are the
+I/O each client does itself. The connection pools under both are built in :mod:`.transports`.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from airflow_provider_analytics.wire.core import Answer, BaseAnalyticsClient, ClientConfig, Exchange, Reply, Send, Sleep
+from airflow_provider_analytics.wire.config import ClientConfig
+from airflow_provider_analytics.wire.core import Answer, BaseAnalyticsClient, Exchange, Reply, Send, Sleep
 from airflow_provider_analytics.wire.deadline import request_deadline
 from airflow_provider_analytics.wire.endpoints import Call, PagedCall, RequestSpec
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError

@@ -1,34 +1,36 @@
-"""The transport-free core shared by the sync and async clients (the way httpx's ``BaseClient`` works).
+"""What the sync and async clients share, written once: the retry loop as a generator of I/O steps.
 
-Request building, the retry loop, error mapping and decoding live here once. The retry loop is a
-generator that *yields* what to do next (send this request, sleep this long) and receives the outcome,
-so :mod:`airflow_provider_analytics.wire.client` only has to carry the steps out, with or without ``await``.
+:class:`BaseAnalyticsClient` builds each request (base URL, headers, the token), runs the retry loop, tells a
+missing resource from a base URL without the API (one probe request), turns failed attempts into the
+:mod:`.errors` tree and decodes answers with the call's own parser. The loop (``_exchange``) does no I/O: it
+*yields* steps (:class:`Send` this request by this deadline, :class:`Sleep` this long) and is sent what came
+of each (:data:`Reply`), so the two clients in :mod:`.client` only carry the steps out, one with ``await``
+and one without (as httpx's own clients share ``BaseClient``). The client's settings are :mod:`.config`'s
+:class:`~.config.ClientConfig`; the status-to-exception table is in :mod:`.errors`.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import random
 import threading
 import time
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
-from urllib.parse import urlsplit
 
 import httpx
 
 from airflow_provider_analytics import __version__
 from airflow_provider_analytics.wire.bodies import ACCEPT_ENCODING, BoundedBody
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.contract import HEADER_REQUEST_ID, HEADER_WORKSPACE, LIFECYCLE_HEADERS
 from airflow_provider_analytics.wire.deadline import current_call_deadline
-from airflow_provider_analytics.wire.endpoints import Call, RequestSpec, list_workflows, validate_id
+from airflow_provider_analytics.wire.endpoints import Call, RequestSpec, list_workflows
 from airflow_provider_analytics.wire.errors import (
     AnalyticsConnectionError,
     AnalyticsError,
-    AnalyticsInputError,
     AnalyticsTimeoutError,
     AnalyticsTLSError,
     AnalyticsTransportError,
@@ -38,7 +40,7 @@ from airflow_provider_analytics.wire.errors import (
     is_tls_failure,
     platform_error_object,
 )
-from airflow_provider_analytics.wire.retry import RetryPolicy, parse_retry_after
+from airflow_provider_analytics.wire.retry import parse_retry_after
 from airflow_provider_analytics.wire.tls import tls_context
 from airflow_provider_analytics.wire.transports import PoolSettings
 
@@ -46,114 +48,7 @@ log = logging.getLogger("airflow_provider_analytics.wire")
 
 T = TypeVar("T")
 USER_AGENT = f"airflow-provider-analytics/{__version__}"
-DEFAULT_TIMEOUT = 30.0
-MAX_TIMEOUT = 3600.0
 KEEPALIVE_SECONDS = 120.0
-# JSON answers are small (a page is at most 100 items); the cap keeps a hostile or broken answer from
-# taking the process's memory. Parsed, a body can need ~25 times its size (`[{},{},...]`): 3 MiB
-# keeps the worst answer under ~80 MB.
-DEFAULT_MAX_RESPONSE_BYTES = 3 * 1024 * 1024
-# Reports are files of a few MB to a few GB; a download that claims more is refused, not written.
-DEFAULT_MAX_DOWNLOAD_BYTES = 10 * 1024**3
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
-
-
-@dataclass(frozen=True)
-class ClientConfig:
-    """Everything a client needs; the token is kept out of ``repr``.
-
-    :param base_url: scheme, host, optional port and optional path prefix, without ``/v1``.
-    :param token: the API token sent as ``Authorization: Bearer``.
-    :param workspace_id: the workspace to act in (``X-Workspace-Id``); ``None`` uses the token's default.
-    :param timeout: seconds one HTTP request may take in all (connecting, sending, reading the answer).
-    :param verify: ``True``, ``False`` or the path of a CA bundle.
-    :param retry: the retry policy.
-    :param allow_insecure_http: allow plain ``http://`` to a host that is not loopback.
-    :param max_response_bytes: the largest JSON answer (after decompression) the client reads.
-    :param max_download_bytes: the largest report file the client downloads.
-    :param connection_id: the id of the connection this config was read from (plain text, so the wire layer
-        needs no Airflow); errors a connection setting causes name it next to what to change.
-    """
-
-    base_url: str
-    token: str = field(repr=False)
-    workspace_id: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    verify: bool | str = True
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    allow_insecure_http: bool = False
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
-    max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES
-    connection_id: str | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "base_url", _check_base_url(self.base_url, self.allow_insecure_http))
-        if not isinstance(self.token, str) or not self.token.strip():
-            raise AnalyticsInputError("the API token is empty: set it as the connection's password")
-        if self.workspace_id is not None:
-            validate_id(self.workspace_id, "workspace_id")
-        if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)):
-            raise AnalyticsInputError(f"timeout must be a number of seconds, got {self.timeout!r}")
-        if not 0 < self.timeout <= MAX_TIMEOUT:
-            raise AnalyticsInputError(f"timeout must be over 0 and at most {MAX_TIMEOUT:g} s, got {self.timeout!r}")
-        for name in ("max_response_bytes", "max_download_bytes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
-                raise AnalyticsInputError(f"{name} must be a whole number of bytes, at least 1024, got {value!r}")
-
-
-def without_userinfo(url: str) -> str:
-    """``url`` with any ``user:password@`` removed, for messages: credentials never reach a log line."""
-    scheme, separator, rest = url.partition("://")
-    if not separator:
-        scheme, rest = "", url
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:
-        authority = "***@" + authority.rsplit("@", 1)[1]
-    return f"{scheme}{separator}{authority}{slash}{path}"
-
-
-def _check_base_url(url: str, allow_insecure_http: bool) -> str:
-    if not isinstance(url, str) or any(ch.isspace() or not ch.isprintable() for ch in url.strip()):
-        raise AnalyticsInputError(
-            f"the base URL must not contain spaces or control characters, got {without_userinfo(str(url))!r}"
-        )
-    try:
-        parts = urlsplit(url.strip())
-        hostname, _ = parts.hostname, parts.port
-    except ValueError:
-        hostname = None
-    if hostname is None or parts.scheme not in ("http", "https"):
-        raise AnalyticsInputError(
-            "the base URL must look like https://api.example.com (scheme http or https, a host, an optional "
-            f"port from 1 to 65535), got {without_userinfo(url)!r}"
-        )
-    if parts.query or parts.fragment or parts.username or parts.password:
-        raise AnalyticsInputError("the base URL must not carry a query, a fragment or credentials")
-    if parts.scheme == "http" and not allow_insecure_http and not is_loopback(hostname):
-        raise AnalyticsInputError(
-            f"refusing plain http:// to {hostname}: the token would travel unencrypted. Use https://, "
-            'or set the connection extra "allow_insecure_http": true for a trusted private network'
-        )
-    path = parts.path.rstrip("/")
-    if path.endswith("/v1"):
-        path = path[: -len("/v1")]
-    base = f"{parts.scheme}://{parts.netloc}{path}"
-    try:
-        httpx.URL(base)
-    except httpx.InvalidURL as exc:
-        raise AnalyticsInputError(f"the base URL {base!r} is not a valid URL: {exc}") from None
-    return base
-
-
-def is_loopback(hostname: str) -> bool:
-    """Whether ``hostname`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
-    if hostname.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(hostname.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

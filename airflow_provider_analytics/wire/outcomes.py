@@ -10,9 +10,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-import pendulum
-
 from airflow_provider_analytics.wire.contract import ExecutionStatus, ReportStatus, SyncStatus
+from airflow_provider_analytics.wire.times import parse_time
 
 # The verdict on a wait that is over: the work succeeded, or it ended and will not succeed.
 Outcome = Literal["success", "failure"]
@@ -36,23 +35,6 @@ def report_outcome(report: Mapping[str, Any]) -> Outcome | None:
     if status in (ReportStatus.FAILED, ReportStatus.EXPIRED):
         return "failure"
     return None
-
-
-def parse_time(value: object) -> pendulum.DateTime | None:
-    """An RFC 3339 time from the platform (``Z`` or an offset) as Airflow's own date-time type.
-
-    ``None`` for anything else: a time without an offset is ambiguous, and a platform that sends one is
-    not trusted to mean UTC.
-    """
-    if not isinstance(value, str) or not value or len(value) > 64:
-        return None
-    try:
-        parsed = pendulum.parse(value, exact=True, tz=None)
-    except (ValueError, OverflowError):  # pendulum's ParserError is a ValueError
-        return None
-    if not isinstance(parsed, pendulum.DateTime) or parsed.tzinfo is None:
-        return None
-    return parsed
 
 
 def sync_outcome(sync: Mapping[str, Any], synced_after: datetime, fail_on_sync_failure: bool = True) -> Outcome | None:

@@ -19,7 +19,7 @@ from airflow.providers.common.compat.sdk import Connection
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.hooks.connection import client_config_from_connection
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.core import DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES
+from airflow_provider_analytics.wire.config import DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.connections import BOGUS_TOKEN, uri_connection
 

@@ -41,7 +41,7 @@ _PROBE = textwrap.dedent(
     import httpx
     from airflow_provider_analytics.hooks.destinations import download_report_to
     from airflow_provider_analytics.wire.client import AnalyticsClient
-    from airflow_provider_analytics.wire.core import ClientConfig
+    from airflow_provider_analytics.wire.config import ClientConfig
 
     def peak_kib():
         # VmHWM: this process's own peak RSS (ru_maxrss after fork+exec may start at the parent's peak).

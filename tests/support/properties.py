@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import AnalyticsError
 from airflow_provider_analytics.wire.retry import RetryPolicy
 

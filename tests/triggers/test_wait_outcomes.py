@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_analytics.wire.outcomes import execution_outcome, parse_time, report_outcome, sync_outcome
+from airflow_provider_analytics.wire.outcomes import execution_outcome, report_outcome, sync_outcome
+from airflow_provider_analytics.wire.times import parse_time
 
 
 @pytest.mark.parametrize(

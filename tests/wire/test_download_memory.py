@@ -20,7 +20,7 @@ _MEMORY_PROBE = textwrap.dedent(
     from airflow.providers.common.compat.sdk import ObjectStoragePath  # noqa: F401  (warms Destination.parse)
     from airflow_provider_analytics.hooks.destinations import download_report_to
     from airflow_provider_analytics.wire.client import AnalyticsClient
-    from airflow_provider_analytics.wire.core import ClientConfig
+    from airflow_provider_analytics.wire.config import ClientConfig
 
     def peak_kib():
         # VmHWM is this process's own peak RSS. ru_maxrss is not: after a vfork+exec it starts at the

@@ -11,7 +11,7 @@ from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import (
     AnalyticsAPIError,
     AnalyticsConnectionError,

@@ -14,7 +14,7 @@ SCRIPT = textwrap.dedent(
     import logging, sys
     from airflow_provider_analytics.wire import endpoints
     from airflow_provider_analytics.wire.client import AnalyticsClient
-    from airflow_provider_analytics.wire.core import ClientConfig
+    from airflow_provider_analytics.wire.config import ClientConfig
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stdout, format="%(message)s")
     with AnalyticsClient(ClientConfig(base_url=sys.argv[1], token=sys.argv[2])) as client:

@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from airflow_provider_analytics.wire.core import DEFAULT_MAX_RESPONSE_BYTES
+from airflow_provider_analytics.wire.config import DEFAULT_MAX_RESPONSE_BYTES
 from tests.support.hostile import HostileServer, Script, chunked, json_script
 
 BOUND_MB = 100
@@ -100,7 +100,7 @@ _PROGRAM = textwrap.dedent(
     from airflow_provider_analytics.hooks.destinations import download_report_to
     from airflow_provider_analytics.wire import endpoints
     from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
-    from airflow_provider_analytics.wire.core import ClientConfig
+    from airflow_provider_analytics.wire.config import ClientConfig
     from airflow_provider_analytics.wire.errors import AnalyticsError
     from airflow_provider_analytics.wire.retry import RetryPolicy
 

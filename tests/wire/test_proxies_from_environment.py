@@ -15,7 +15,7 @@ import pytest
 
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
-from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import AnalyticsTimeoutError
 from airflow_provider_analytics.wire.retry import RetryPolicy
 from tests.support.hostile import HostileServer, json_script

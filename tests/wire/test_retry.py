@@ -10,7 +10,7 @@ import pytest
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.core import ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import AnalyticsConnectionError, RateLimitedError, ServerError
 from airflow_provider_analytics.wire.retry import RetryPolicy, parse_retry_after
 

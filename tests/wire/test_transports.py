@@ -16,7 +16,8 @@ import pytest
 
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
-from airflow_provider_analytics.wire.core import KEEPALIVE_SECONDS, BaseAnalyticsClient, ClientConfig
+from airflow_provider_analytics.wire.config import ClientConfig
+from airflow_provider_analytics.wire.core import KEEPALIVE_SECONDS, BaseAnalyticsClient
 from airflow_provider_analytics.wire.tls import tls_context
 from airflow_provider_analytics.wire.transports import (
     HTTPCORE_TO_HTTPX,

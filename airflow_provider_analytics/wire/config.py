@@ -1,0 +1,126 @@
+"""What a client is configured with: :class:`ClientConfig`, checked when it is made, and its base URL rules.
+
+The hooks read a config from an Airflow connection (``hooks/connection.py``); tests and benchmarks make one
+directly. Everything here is plain data and validation: no I/O, no Airflow.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import httpx
+
+from airflow_provider_analytics.wire.endpoints import validate_id
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.retry import RetryPolicy
+
+# Seconds one attempt may take in all (the connection's ``timeout`` extra), and the most it may be set to.
+DEFAULT_TIMEOUT = 30.0
+MAX_TIMEOUT = 3600.0
+# JSON answers are small (a page is at most 100 items); the cap keeps a hostile or broken answer from
+# taking the process's memory. Parsed, a body can need ~25 times its size (`[{},{},...]`): 3 MiB
+# keeps the worst answer under ~80 MB.
+DEFAULT_MAX_RESPONSE_BYTES = 3 * 1024 * 1024
+# Reports are files of a few MB to a few GB; a download that claims more is refused, not written.
+DEFAULT_MAX_DOWNLOAD_BYTES = 10 * 1024**3
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Everything a client needs; the token is kept out of ``repr``.
+
+    :param base_url: scheme, host, optional port and optional path prefix, without ``/v1``.
+    :param token: the API token sent as ``Authorization: Bearer``.
+    :param workspace_id: the workspace to act in (``X-Workspace-Id``); ``None`` uses the token's default.
+    :param timeout: seconds one HTTP request may take in all (connecting, sending, reading the answer).
+    :param verify: ``True``, ``False`` or the path of a CA bundle.
+    :param retry: the retry policy.
+    :param allow_insecure_http: allow plain ``http://`` to a host that is not loopback.
+    :param max_response_bytes: the largest JSON answer (after decompression) the client reads.
+    :param max_download_bytes: the largest report file the client downloads.
+    :param connection_id: the id of the connection this config was read from (plain text, so the wire layer
+        needs no Airflow); errors a connection setting causes name it next to what to change.
+    """
+
+    base_url: str
+    token: str = field(repr=False)
+    workspace_id: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    verify: bool | str = True
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    allow_insecure_http: bool = False
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES
+    connection_id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base_url", _check_base_url(self.base_url, self.allow_insecure_http))
+        if not isinstance(self.token, str) or not self.token.strip():
+            raise AnalyticsInputError("the API token is empty: set it as the connection's password")
+        if self.workspace_id is not None:
+            validate_id(self.workspace_id, "workspace_id")
+        if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)):
+            raise AnalyticsInputError(f"timeout must be a number of seconds, got {self.timeout!r}")
+        if not 0 < self.timeout <= MAX_TIMEOUT:
+            raise AnalyticsInputError(f"timeout must be over 0 and at most {MAX_TIMEOUT:g} s, got {self.timeout!r}")
+        for name in ("max_response_bytes", "max_download_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
+                raise AnalyticsInputError(f"{name} must be a whole number of bytes, at least 1024, got {value!r}")
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` with any ``user:password@`` removed, for messages: credentials never reach a log line."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        scheme, rest = "", url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    return f"{scheme}{separator}{authority}{slash}{path}"
+
+
+def _check_base_url(url: str, allow_insecure_http: bool) -> str:
+    if not isinstance(url, str) or any(ch.isspace() or not ch.isprintable() for ch in url.strip()):
+        raise AnalyticsInputError(
+            f"the base URL must not contain spaces or control characters, got {without_userinfo(str(url))!r}"
+        )
+    try:
+        parts = urlsplit(url.strip())
+        hostname, _ = parts.hostname, parts.port
+    except ValueError:
+        hostname = None
+    if hostname is None or parts.scheme not in ("http", "https"):
+        raise AnalyticsInputError(
+            "the base URL must look like https://api.example.com (scheme http or https, a host, an optional "
+            f"port from 1 to 65535), got {without_userinfo(url)!r}"
+        )
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise AnalyticsInputError("the base URL must not carry a query, a fragment or credentials")
+    if parts.scheme == "http" and not allow_insecure_http and not is_loopback(hostname):
+        raise AnalyticsInputError(
+            f"refusing plain http:// to {hostname}: the token would travel unencrypted. Use https://, "
+            'or set the connection extra "allow_insecure_http": true for a trusted private network'
+        )
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    base = f"{parts.scheme}://{parts.netloc}{path}"
+    try:
+        httpx.URL(base)
+    except httpx.InvalidURL as exc:
+        raise AnalyticsInputError(f"the base URL {base!r} is not a valid URL: {exc}") from None
+    return base
+
+
+def is_loopback(hostname: str) -> bool:
+    """Whether ``hostname`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if hostname.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(hostname.strip("[]")).is_loopback
+    except ValueError:
+        return False
