@@ -1,7 +1,7 @@
 """OpenLineage facets for the operators: datasets, the platform's ids as a custom run facet.
 
 Only the operators' ``get_openlineage_facets_*`` methods import this module (through
-:mod:`airflow_provider_analytics.lineage.reporting`), and only this module imports OpenLineage, so a
+:mod:`airflow_provider_analytics.lineage.safe_entry`), and only this module imports OpenLineage, so a
 deployment without ``apache-airflow-providers-openlineage`` never loads it.
 """
 

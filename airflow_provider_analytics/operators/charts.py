@@ -85,7 +85,7 @@ class CreateChartOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "create_chart")
 
@@ -186,6 +186,6 @@ class GetChartDataOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "get_chart_data")

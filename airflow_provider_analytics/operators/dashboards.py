@@ -54,7 +54,7 @@ class _DashboardOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "dashboard")
 

@@ -50,6 +50,6 @@ class ConnectDataSourceOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "connect_data_source")

@@ -93,7 +93,7 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "generate_report")
 
@@ -102,7 +102,7 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
 
         :param task_instance: the failed task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "generate_report", failed=True)
 
@@ -179,6 +179,6 @@ class DownloadReportOperator(ReportWaiting):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "download_report")

@@ -75,7 +75,7 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "execute_workflow")
 
@@ -84,7 +84,7 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
 
         :param task_instance: the failed task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "execute_workflow", failed=True)
 
@@ -123,6 +123,6 @@ class CreateWorkflowOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.reporting import lineage_for
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "create_workflow")

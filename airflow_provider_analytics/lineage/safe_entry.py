@@ -1,4 +1,4 @@
-"""The one entry the operators' ``get_openlineage_facets_*`` methods call; it never raises.
+"""The operators' safe entry to lineage: every ``get_openlineage_facets_*`` calls only this, and it never raises.
 
 Without the OpenLineage provider it returns ``None`` (nothing to report, and nobody to report to), and any
 error while building lineage is logged and becomes an empty lineage: lineage never fails a task.
