@@ -25,12 +25,18 @@ from airflow.providers.common.compat.sdk import Context, ResumableJobMixin, conf
 
 from airflow_provider_analytics.lineage.recording import STARTED, keep
 from airflow_provider_analytics.operators.common import task_instance_key, task_step
-from airflow_provider_analytics.operators.waiting import RemoteJobFailed, RemoteJobTimeout, RemoteWaitOperator
+from airflow_provider_analytics.operators.errors import (
+    RemoteJobFailed,
+    RemoteJobTimeout,
+    RemoteWaitError,
+    RequestChangedBetweenTries,
+)
+from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
 from airflow_provider_analytics.waits.base import Wait
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 from airflow_provider_analytics.wire.outcomes import Outcome
 
-__all__ = ["RemoteJobFailed", "RemoteJobOperator", "RemoteJobTimeout"]
+__all__ = ["RemoteJobFailed", "RemoteJobOperator", "RemoteJobTimeout", "RemoteWaitError", "RequestChangedBetweenTries"]
 
 
 class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
@@ -143,7 +149,8 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         second piece of work, even when the one it started fails at once.
 
         :param context: the task's context (``ti.try_number`` bounds the walk).
-        :raises RemoteJobFailed: a retry's start was refused with 409 (the request changed between tries).
+        :raises RequestChangedBetweenTries: a retry's start was refused with 409: its request is not the one an
+            earlier try sent with the same key.
         """
         try_number = max(int(context["ti"].try_number or 1), 1)
         previous: Any = None
@@ -173,10 +180,12 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         except ConflictError as exc:
             # The platform keeps the first request of a key; a repeat with another body gets 409. A retry
             # repeats the first try's key, so its request (inputs, parameters) rendered differently.
-            raise RemoteJobFailed(
+            raise RequestChangedBetweenTries(
                 f"the platform refused to start the {self.noun} with Idempotency-Key {key}, which an earlier "
                 f"try of this task instance already used with another request ({exc}); a retry must send the "
-                "same request to find that try's work again: render nothing that changes between tries"
+                "same request to find that try's work again: render nothing that changes between tries",
+                idempotency_key=key,
+                conflict=exc,
             ) from exc
 
     def get_job_status(self, external_id: Any, context: Context) -> str:

@@ -14,9 +14,15 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
-from airflow.providers.common.compat.sdk import AirflowException, Context, conf
+from airflow.providers.common.compat.sdk import Context, conf
 
 from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, poll_seconds, seconds
+from airflow_provider_analytics.operators.errors import (
+    RemoteJobFailed,
+    RemoteJobTimeout,
+    RemoteWaitError,
+    RequestChangedBetweenTries,
+)
 from airflow_provider_analytics.triggers.wait_events import (
     Outcome,
     checked_event,
@@ -25,6 +31,7 @@ from airflow_provider_analytics.triggers.wait_events import (
     try_number_of,
 )
 from airflow_provider_analytics.waits.base import Wait
+from airflow_provider_analytics.wire.errors import AnalyticsError
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
@@ -35,14 +42,14 @@ DEFER_BACKSTOP_SECONDS = 300.0
 # Stop waiting this long before the task's execution_timeout (a tenth of it, at most 15 s), so our own
 # deadline fires first and ends the wait cleanly instead of Airflow killing the task.
 EXECUTION_TIMEOUT_MARGIN = 15.0
-
-
-class RemoteJobFailed(AirflowException):
-    """The remote work ended in failure (its error type and message are in the text)."""
-
-
-class RemoteJobTimeout(AirflowException):
-    """The wait outlasted ``timeout`` (or the task's ``execution_timeout``)."""
+# The failures of a wait are defined in operators/errors.py and exported here, where they are raised.
+__all__ = [
+    "RemoteJobFailed",
+    "RemoteJobTimeout",
+    "RemoteWaitError",
+    "RemoteWaitOperator",
+    "RequestChangedBetweenTries",
+]
 
 
 class RemoteWaitOperator(AnalyticsBaseOperator):
@@ -121,6 +128,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param resource: its state as already read (a start's answer counts: it is not read again first).
         :param deadline: from :meth:`begin_wait`.
         :raises RemoteJobTimeout: at the deadline.
+        :raises RemoteWaitError: a poll failed (the client's error is its ``__cause__``).
         """
         while (result := wait.outcome(resource)) is None:
             remaining = None if deadline is None else deadline - time.time()
@@ -134,7 +142,10 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
                 )
             self.log.info("%s is %s; next check in %g s", wait.describe(), resource.get("status"), self.poll_interval)
             time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
-            resource = self.fetch(wait)
+            try:
+                resource = self.fetch(wait)
+            except AnalyticsError as exc:
+                raise RemoteWaitError.from_error(wait.describe(), exc) from exc
         return resource, result
 
     def make_trigger(self, wait: Wait, deadline: float | None) -> AnalyticsPollTrigger:
@@ -177,7 +188,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param event: what ``execute_complete`` was called with.
         :param expected: the work this task waits on, if it knows (checked against the event).
         :raises RemoteJobTimeout: the trigger reached the deadline.
-        :raises RemoteJobFailed: the trigger ended on a permanent error.
+        :raises RemoteWaitError: the trigger ended on a permanent API error.
         """
         expected_target = expected.target if expected is not None else {}
         checked = checked_event(event, self.wait_type.kind, self.task_id, expected_target)
@@ -185,8 +196,8 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         resource = checked["resource"]
         if checked["status"] == "timeout":
             self.give_up(wait, resource or {})
-        if checked["status"] == "error" or resource is None:
-            raise RemoteJobFailed(f"{wait.describe()}: {checked['message']}")
+        if checked["status"] == "error" or resource is None:  # a success or failure event always has it
+            raise RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
         return wait, resource, "success" if checked["status"] == "success" else "failure"
 
     def failed(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:

@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Any
 
 from airflow.providers.common.compat.sdk import (
-    AirflowException,
     AirflowFailException,
     AirflowSensorTimeout,
     AirflowSkipException,
@@ -19,11 +18,12 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, seconds, task_step
+from airflow_provider_analytics.operators.errors import RemoteWaitError
 from airflow_provider_analytics.triggers.wait_events import checked_event, from_earlier_try, try_number_of
 from airflow_provider_analytics.waits.syncs import SyncWait
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.outcomes import parse_time
+from airflow_provider_analytics.wire.times import parse_time
 
 
 class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
@@ -152,7 +152,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             raise AirflowFailException(self._failure(status, self.threshold(context)))
         if checked["status"] == "timeout":
             raise AirflowSensorTimeout(f"data source {self.data_source_id} did not sync in time: {checked['message']}")
-        raise AirflowException(f"data source {self.data_source_id}: {checked['message']}")
+        raise RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
 
     def _failure(self, status: Any, threshold: datetime) -> str:
         error = status.get("error") or {}

@@ -17,7 +17,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
 from airflow_provider_analytics.triggers.polling import TRANSIENT_ERRORS, PlatformPoller
-from airflow_provider_analytics.triggers.wait_events import EventStatus, wait_event
+from airflow_provider_analytics.triggers.wait_events import ApiErrorFields, EventStatus, api_error_fields, wait_event
 from airflow_provider_analytics.waits.base import Wait, WaitKind
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.deadline import call_deadline
@@ -98,8 +98,14 @@ class AnalyticsPollTrigger(BaseTrigger):
         """What is waited on, in the words the task uses (``execution ex_1 of workflow wf_2``)."""
         return self.wait.describe()
 
-    def _event(self, status: EventStatus, resource: Mapping[str, Any] | None, message: str) -> TriggerEvent:
-        payload = wait_event(status, self.kind, self.target, resource, message, self.try_number)
+    def _event(
+        self,
+        status: EventStatus,
+        resource: Mapping[str, Any] | None,
+        message: str,
+        api_error: ApiErrorFields | None = None,
+    ) -> TriggerEvent:
+        payload = wait_event(status, self.kind, self.target, resource, message, self.try_number, api_error)
         return TriggerEvent(payload)  # type: ignore[no-untyped-call]
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
@@ -114,7 +120,8 @@ class AnalyticsPollTrigger(BaseTrigger):
                     # A poll gets the time left, but at least a last short look once the deadline is near.
                     fetched = await poller.poll(self._fetch, self.deadline)
                 except AnalyticsError as exc:
-                    yield self._event("error", resource, f"polling {self.described} failed: {exc}")
+                    message = f"polling {self.described} failed: {exc}"
+                    yield self._event("error", resource, message, api_error_fields(exc))
                     return
                 if fetched is not None:
                     resource = fetched

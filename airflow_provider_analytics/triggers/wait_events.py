@@ -14,6 +14,7 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 from airflow.providers.common.compat.sdk import AirflowException
 
 from airflow_provider_analytics.waits.base import WaitKind
+from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError
 from airflow_provider_analytics.wire.outcomes import Outcome
 
 # success/failure: the platform says the work is over; timeout: the deadline passed (resource is the last
@@ -23,17 +24,32 @@ EVENT_STATUSES: frozenset[str] = frozenset({"success", "failure", "timeout", "er
 
 __all__ = [
     "EVENT_STATUSES",
+    "ApiErrorFields",
     "EventStatus",
     "Outcome",
     "UnexpectedEventError",
     "WaitEvent",
     "WaitKind",
+    "api_error_fields",
     "checked_event",
     "failure_message",
     "from_earlier_try",
     "try_number_of",
     "wait_event",
 ]
+
+
+class ApiErrorFields(TypedDict):
+    """What an ``error`` event says of the API error that ended the wait (each ``None`` when not known).
+
+    :param status: the HTTP status (``None`` when no answer came: a connection failure).
+    :param error_type: the platform's error ``type``.
+    :param request_id: the failed request's ``X-Request-Id``.
+    """
+
+    status: int | None
+    error_type: str | None
+    request_id: str | None
 
 
 class WaitEvent(TypedDict):
@@ -46,6 +62,8 @@ class WaitEvent(TypedDict):
     :param message: one line for the task log.
     :param try_number: the task try that deferred to the trigger, when the task told it (see
         :func:`from_earlier_try`).
+    :param api_error: in an ``error`` event, the error that ended the wait (absent from the events of earlier
+        releases of this provider).
     """
 
     status: EventStatus
@@ -54,6 +72,7 @@ class WaitEvent(TypedDict):
     resource: dict[str, Any] | None
     message: str
     try_number: NotRequired[int]
+    api_error: NotRequired[ApiErrorFields]
 
 
 class UnexpectedEventError(AirflowException):
@@ -67,6 +86,7 @@ def wait_event(
     resource: Mapping[str, Any] | None,
     message: str,
     try_number: int | None = None,
+    api_error: ApiErrorFields | None = None,
 ) -> WaitEvent:
     """Build the payload of a trigger event (JSON values only, so it survives the trip through the database).
 
@@ -76,6 +96,7 @@ def wait_event(
     :param resource: the last state fetched, if any.
     :param message: one line for the task log.
     :param try_number: the task try that deferred, if the trigger was told.
+    :param api_error: for an ``error`` event, :func:`api_error_fields` of the error that ended the wait.
     """
     event: WaitEvent = {
         "status": status,
@@ -86,7 +107,20 @@ def wait_event(
     }
     if try_number is not None:
         event["try_number"] = try_number
+    if api_error is not None:
+        event["api_error"] = api_error
     return event
+
+
+def api_error_fields(error: AnalyticsError) -> ApiErrorFields:
+    """The status, error type and request id of a client error, as JSON values an event can carry.
+
+    :param error: the error a poll raised.
+    """
+    if isinstance(error, AnalyticsAPIError):
+        return {"status": error.status, "error_type": error.error_type, "request_id": error.request_id}
+    request_id = getattr(error, "request_id", None)  # an unexpected answer has one; a failed connection none
+    return {"status": None, "error_type": None, "request_id": request_id if isinstance(request_id, str) else None}
 
 
 def try_number_of(context: Mapping[str, Any]) -> int | None:
@@ -136,6 +170,10 @@ def checked_event(event: object, kind: WaitKind, task_id: str, target: Mapping[s
         problem = "it names no target"
     elif event.get("resource") is not None and not isinstance(event.get("resource"), Mapping):
         problem = "its resource is not an object"
+    elif event["status"] in ("success", "failure") and event.get("resource") is None:
+        problem = f"a {event['status']} event names the work's last state"
+    elif event.get("api_error") is not None and not isinstance(event.get("api_error"), Mapping):
+        problem = "its api_error is not an object"
     else:
         expected = {key: value for key, value in target.items() if value is not None}
         if any(event["target"].get(key) != value for key, value in expected.items()):

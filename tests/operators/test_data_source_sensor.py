@@ -22,7 +22,7 @@ from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigg
 from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
 from tests.support.context import make_context
 from tests.support.names import DATA_SOURCE, POLL
-from tests.support.triggers import requests_summary, set_connection, triggerer_event
+from tests.support.triggers import requests_summary, triggerer_event
 
 
 def sync_event(sandbox: SandboxServer, synced_after: str, deadline: float) -> dict[str, Any]:
@@ -106,16 +106,6 @@ def test_sensor_complete_times_out(sandbox: SandboxServer) -> None:
     with pytest.raises(AirflowSensorTimeout, match=f"data source {DATA_SOURCE} did not sync in time") as timed_out:
         sensor.execute_complete(make_context(), event)
     assert timed_out.type is AirflowSensorTimeout
-
-
-def test_sensor_complete_raises_on_an_error_event(sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    set_connection(monkeypatch, sandbox, token="revoked-token")
-    event = sync_event(sandbox, "2026-11-21T10:00:00Z", time.time() + 10)
-    assert event["status"] == "error"
-    sensor = DataSourceSyncedSensor(task_id="fresh", data_source_id=DATA_SOURCE, synced_after="2026-11-21T10:00:00Z")
-    with pytest.raises(AirflowException, match="401") as raised:
-        sensor.execute_complete(make_context(), event)
-    assert raised.type is AirflowException
 
 
 @pytest.mark.parametrize(

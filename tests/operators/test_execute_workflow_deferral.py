@@ -17,7 +17,7 @@ from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
 from airflow_provider_analytics.version_compat import HAS_TASK_STATE_STORE
 from tests.support.context import INSTANT, SLOW, StubTaskStateStore, make_context
 from tests.support.names import POLL, WORKFLOW
-from tests.support.triggers import STARTED, event_for, execution_view, requests_summary, set_connection, triggerer_event
+from tests.support.triggers import STARTED, event_for, execution_view, requests_summary, triggerer_event
 
 
 def defer_execution(sandbox: SandboxServer, **kwargs: Any) -> tuple[TaskDeferred, dict[str, Any], dict[str, Any]]:
@@ -196,18 +196,6 @@ def test_execute_complete_raises_the_platform_error_on_failure(
         f"execution {execution['id']} of workflow {workflow_id} ended failed: "
         f"{platform_error['type']}: {platform_error['message']}"
     )
-
-
-def test_execute_complete_raises_on_an_error_event(sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    deferred, context, execution = defer_execution(sandbox)
-    set_connection(monkeypatch, sandbox, token="revoked-token")
-    event = triggerer_event(deferred.trigger)
-    assert event["status"] == "error"
-
-    with pytest.raises(RemoteJobFailed, match="401") as failed:
-        ExecuteWorkflowOperator(task_id="run", workflow_id=WORKFLOW).execute_complete(context, event)
-    assert execution["id"] in str(failed.value)
-    assert "revoked-token" not in str(failed.value)
 
 
 def test_execute_complete_cancels_the_execution_on_timeout(sandbox: SandboxServer) -> None:

@@ -17,11 +17,13 @@ import pytest
 from airflow.providers.common.compat.sdk import TaskDeferred
 
 from airflow_provider_analytics.operators.common import task_instance_key
-from airflow_provider_analytics.operators.jobs import RemoteJobFailed, RemoteJobOperator
+from airflow_provider_analytics.operators.errors import RemoteJobFailed, RequestChangedBetweenTries
+from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.reports import GenerateReportOperator
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.version_compat import HAS_TASK_STATE_STORE
+from airflow_provider_analytics.wire.errors import ConflictError
 from tests.support.context import INSTANT, SLOW, StubTaskStateStore, retry_context
 from tests.support.names import POLL, WORKFLOW
 from tests.support.triggers import triggerer_event
@@ -272,8 +274,15 @@ def test_a_retry_after_the_platform_forgot_the_key_starts_fresh(sandbox: Sandbox
 def test_a_retry_whose_request_changed_fails_clearly(sandbox: SandboxServer, work: Work) -> None:
     first_try_defers(sandbox, work)
 
-    with pytest.raises(RemoteJobFailed, match="already used with another request") as refused:
+    with pytest.raises(RequestChangedBetweenTries, match="already used with another request") as refused:
         work.operator(**work.changed_request).execute(retry_context(2))
 
     assert "render nothing that changes between tries" in str(refused.value)
     assert len(work.records(sandbox)) == 1
+    # It names the key both tries sent and the refusal's request id; the platform's 409 is its cause.
+    first, retried = work.start_keys(sandbox)
+    refusal = sandbox.state.requests[-1]
+    assert (refusal.path, refusal.status) == (work.start_path, 409)
+    assert refused.value.idempotency_key == first == retried
+    assert refused.value.request_id == refusal.request_id
+    assert isinstance(refused.value.__cause__, ConflictError)
