@@ -19,7 +19,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import Context, ResumableJobMixin, conf
 
@@ -48,6 +48,9 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     :param timeout: seconds (or a ``timedelta``) to wait at most; ``None`` waits without limit.
     :param cancel_on_kill: cancel the remote work when the task is killed or times out.
     """
+
+    # The name of the work in ``lineage/extract.py`` (its ``OPERATIONS``): ``execute_workflow``, ``generate_report``.
+    lineage_operation: ClassVar[str]
 
     def __init__(
         self,
@@ -221,6 +224,24 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         started = store.get(self.external_id_key) if store is not None else None
         wait, resource, outcome = self.resume(event, self.waiting_on(started) if started is not None else None)
         return self._finish(wait, resource, outcome)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: what the work read and wrote, its ids and final state (docs/lineage.md).
+
+        :param task_instance: the finished task instance.
+        """
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+
+        return lineage_for(self, task_instance, self.lineage_operation)
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        """OpenLineage for a failed run: the work's ids, status and error (docs/lineage.md).
+
+        :param task_instance: the failed task instance.
+        """
+        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+
+        return lineage_for(self, task_instance, self.lineage_operation, failed=True)
 
     def on_kill(self) -> None:
         self._killed = True

@@ -54,6 +54,7 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
     template_fields_renderers = {"parameters": "json"}
     operator_extra_links = (ReportLink(),)
     external_id_key = "analytics_report"
+    lineage_operation: ClassVar[str] = "generate_report"
     ui_color = "#fef3e8"
 
     def __init__(
@@ -87,24 +88,6 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
     def publish(self, context: Context, external_id: Any) -> None:
         context["ti"].xcom_push(key="report_id", value=external_id)
         ReportLink.persist(context, self.ui_link(f"reports/{external_id}"))
-
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """OpenLineage: the dashboards read, the report written, its status and format (docs/lineage.md).
-
-        :param task_instance: the finished task instance.
-        """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "generate_report")
-
-    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
-        """OpenLineage for a failed run: the report's id, status and error (docs/lineage.md).
-
-        :param task_instance: the failed task instance.
-        """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "generate_report", failed=True)
 
 
 class DownloadReportOperator(ReportWaiting):

@@ -43,6 +43,7 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
     wait_type = ExecutionWait
     noun: ClassVar[str] = "execution"
     trigger_class_path: ClassVar[str] = "airflow_provider_analytics.triggers.executions.ExecutionTrigger"
+    lineage_operation: ClassVar[str] = "execute_workflow"
     ui_color = "#e8f0fe"
 
     def __init__(self, *, workflow_id: str, inputs: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
@@ -69,24 +70,6 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
         ExecutionLink.persist(
             context, self.ui_link(f"workflows/{external_id['workflow_id']}/executions/{external_id['execution_id']}")
         )
-
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """OpenLineage: the workflow it ran, the execution's ids, status, inputs and outputs (docs/lineage.md).
-
-        :param task_instance: the finished task instance.
-        """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "execute_workflow")
-
-    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
-        """OpenLineage for a failed run: the execution's ids, status and error (docs/lineage.md).
-
-        :param task_instance: the failed task instance.
-        """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "execute_workflow", failed=True)
 
 
 class CreateWorkflowOperator(AnalyticsBaseOperator):
