@@ -11,14 +11,15 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from cluster import wait_for
+from cluster import Cluster, wait_for
+from deployment import Checks, Deployment, expect
 
 DAG_ID = "analytics_on_source_sync"
 ASSET = "analytics-warehouse-synced"
 SOURCE = "ds_warehouse"
 
 
-def event_driven_start(deployment: Any, checks: Any) -> None:
+def event_driven_start(deployment: Deployment, checks: Checks) -> None:
     cluster = deployment.cluster
     cluster.api("PATCH", f"/dags/{DAG_ID}", {"is_paused": False})
     try:
@@ -28,7 +29,7 @@ def event_driven_start(deployment: Any, checks: Any) -> None:
         cluster.api("PATCH", f"/dags/{DAG_ID}", {"is_paused": True})
 
 
-def _events(cluster: Any) -> list[dict[str, Any]]:
+def _events(cluster: Cluster) -> list[dict[str, Any]]:
     path = f"/assets/events?name_pattern={ASSET}&limit=100&order_by=timestamp"
     return list(cluster.api("GET", path)["asset_events"])
 
@@ -37,7 +38,7 @@ def _synced_at(event: dict[str, Any]) -> str:
     return str(event["extra"]["payload"]["last_synced_at"])
 
 
-def _one_run_for_a_sync(deployment: Any) -> str:
+def _one_run_for_a_sync(deployment: Deployment) -> str:
     cluster = deployment.cluster
     # A paused DAG's asset has no watcher: it starts once the DAG processor parses the file again. The
     # auto-syncs then fire it, so a first event shows it polls (and has its watermark).
@@ -71,7 +72,7 @@ def _newer(status: dict[str, Any], than: str) -> str | None:
     return synced if isinstance(synced, str) and synced > than else None  # RFC 3339 UTC strings sort by time
 
 
-def _restart_repeats_nothing(deployment: Any) -> str:
+def _restart_repeats_nothing(deployment: Deployment) -> str:
     cluster = deployment.cluster
     before = _events(cluster)
     last = max(_synced_at(event) for event in before)
@@ -89,8 +90,3 @@ def _restart_repeats_nothing(deployment: Any) -> str:
     runs = [r["run_id"] for e in events for r in e["created_dagruns"]]
     return f"{len(before)} events before, {len(events) - len(before)} after; {len(set(runs))} runs; none repeated"
 
-
-def expect(condition: bool, detail: object) -> None:
-    """Fail the check with ``detail`` (as run.py's ``expect``: checks stay checks under ``python -O``)."""
-    if not condition:
-        raise AssertionError(detail)
