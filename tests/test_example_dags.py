@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.version import Version
@@ -71,26 +72,26 @@ def parse(*files: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_example_dags_parse_offline():
+def test_example_dags_parse_offline() -> None:
     files = runnable_here()
     result = parse(*files)
     assert result.returncode == 0, result.stdout + result.stderr
     assert str(sorted(DAG_IDS[path.name] for path in files)) in result.stdout
 
 
-def test_every_example_is_listed():
+def test_every_example_is_listed() -> None:
     assert sorted(path.name for path in EXAMPLES.glob("*.py")) == sorted(DAG_IDS)
 
 
 @pytest.mark.parametrize("name", sorted(NEEDS))
-def test_an_example_for_a_newer_airflow_says_so_first(name):
+def test_an_example_for_a_newer_airflow_says_so_first(name: Any) -> None:
     version = NEEDS[name]
     opening = "\n".join((EXAMPLES / name).read_text().splitlines()[:5])
     assert f"Needs Airflow {version} or later" in opening
 
 
 @needs_airflow("3.0", "asset watchers need Airflow 3.0 (the example analytics_on_source_sync)")
-def test_the_event_driven_example_parses_offline():
+def test_the_event_driven_example_parses_offline() -> None:
     result = parse(EXAMPLES / "analytics_on_source_sync.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "['analytics_on_source_sync']" in result.stdout
@@ -149,7 +150,7 @@ def rendered(stdout: str) -> dict[str, dict[str, str]]:
     return found
 
 
-def test_example_templates_render_in_a_manual_run():
+def test_example_templates_render_in_a_manual_run() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW_CONN_")}
     result = subprocess.run(
         [sys.executable, "-c", RENDER, *map(str, runnable_here())],

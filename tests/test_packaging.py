@@ -14,9 +14,9 @@ import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 import airflow_provider_analytics
 from airflow_provider_analytics import __version__, sandbox
@@ -66,8 +66,7 @@ def _third_party_imports(folders: list[Path]) -> set[str]:
     return {name for folder in folders for path in folder.rglob("*.py") for name in _top_level_imports(path)}
 
 
-def _pyproject() -> dict[str, object]:
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the development venv has it
+def _pyproject() -> dict[str, Any]:
     return tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
 
 
@@ -115,7 +114,10 @@ def _added_by(our_modules: list[str]) -> list[str]:
             node.module
             for name in our_modules
             for node in ast.walk(ast.parse(files[name].read_text(encoding="utf-8")))
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("airflow.")
+            if isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and node.module.startswith("airflow.")
         }
     )
     argv = [sys.executable, "-c", _ADDED_BY_OUR_IMPORTS, json.dumps(airflow_modules), json.dumps(our_modules)]

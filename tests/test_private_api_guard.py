@@ -114,7 +114,7 @@ def scan(sources: dict[str, str]) -> list[Finding]:
                 name = node.value if node.value in ONCE_READ else None
             elif isinstance(node, ast.Call):
                 name = _attribute_function_name(node)
-            if name is None or not _private(name):
+            if name is None or not _private(name) or not isinstance(node, ast.expr):
                 continue
             if name in ONCE_READ:
                 findings.append(Finding(path, node.lineno, name, "a private name the provider once read"))

@@ -35,7 +35,8 @@ STANDARD_FIELDS = {"description", "host", "port", "login", "password", "schema",
 
 
 def _schema(name: str) -> dict[str, Any]:
-    return json.loads((importlib.resources.files("airflow") / name).read_text())
+    schema: dict[str, Any] = json.loads((importlib.resources.files("airflow") / name).read_text())
+    return schema
 
 
 def _validate(schema_name: str, document: dict[str, Any]) -> list[str]:
@@ -51,7 +52,7 @@ def _validate(schema_name: str, document: dict[str, Any]) -> list[str]:
 
 
 def _connection_types() -> list[dict[str, Any]]:
-    types = get_provider_info()["connection-types"]
+    types: list[dict[str, Any]] = get_provider_info()["connection-types"]
     assert types, "the provider registers no connection type"
     return types
 

@@ -49,7 +49,8 @@ def as_the_triggerer_builds_it(store: DictStateStore) -> Any:
     encoded = encode_trigger(watcher.trigger)
     module_name, _, class_name = encoded["classpath"].rpartition(".")
     cls = getattr(__import__(module_name, fromlist=[class_name]), class_name)
-    trigger = cls(**{key: smart_decode_trigger_kwargs(value) for key, value in encoded["kwargs"].items()})
+    kwargs = encoded["kwargs"].items()
+    trigger = cls(**{key: smart_decode_trigger_kwargs(value) for key, value in kwargs})  # type: ignore[no-untyped-call]  # unannotated in Airflow
     trigger.asset_state_store = store
     return trigger
 

@@ -95,7 +95,7 @@ class DistCheck:
 
     def check_metadata(self, sdist: Path, wheel: Path) -> list[str]:
         """Twine and check-wheel-contents, then name, version and extras; returns the extras."""
-        tool_run = [self.uv, "tool", "run", "--quiet", "--from"]
+        tool_run: list[str | Path] = [self.uv, "tool", "run", "--quiet", "--from"]
         run([*tool_run, TOOLS["twine"], "twine", "check", "--strict", sdist, wheel], cwd=self.work)
         run([*tool_run, TOOLS["check-wheel-contents"], "check-wheel-contents", wheel], cwd=self.work)
         with zipfile.ZipFile(wheel) as archive:
@@ -138,7 +138,7 @@ class DistCheck:
     def constraints(self) -> Path:
         """The runtime and extras' versions pinned in uv.lock, as a pip constraints file."""
         path = self.work / "constraints.txt"
-        export = [self.uv, "export", "--frozen", "--quiet", "--no-hashes", "--no-emit-project"]
+        export: list[str | Path] = [self.uv, "export", "--frozen", "--quiet", "--no-hashes", "--no-emit-project"]
         run([*export, "--all-extras", "--no-dev", "--output-file", path], cwd=ROOT)
         return path
 
@@ -148,7 +148,17 @@ class DistCheck:
         run([self.uv, "venv", "--quiet", "--python", sys.executable, location], cwd=self.work)
         python = location / "bin" / "python"
         # Run from the temp folder: uv would otherwise apply this project's own [tool.uv] settings.
-        install = [self.uv, "pip", "install", "--quiet", "--python", python, *requirements, "-c", constraints]
+        install: list[str | Path] = [
+            self.uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            python,
+            *requirements,
+            "-c",
+            constraints,
+        ]
         run(install, cwd=self.work)
         return location / "bin"
 

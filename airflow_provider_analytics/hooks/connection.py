@@ -33,14 +33,19 @@ _USERINFO = re.compile(r"[^\s/'\"@]+@")
 
 
 class ConnectionLike(Protocol):
-    """The parts of an Airflow ``Connection`` this module reads."""
+    """The parts of an Airflow ``Connection`` this module reads (read-only here, so a ``Connection`` whose
+    ``conn_id`` is a plain ``str`` matches too)."""
 
-    conn_id: str | None
-    host: str | None
-    port: int | None
-    schema: str | None
-    password: str | None
-
+    @property
+    def conn_id(self) -> str | None: ...
+    @property
+    def host(self) -> str | None: ...
+    @property
+    def port(self) -> int | None: ...
+    @property
+    def schema(self) -> str | None: ...
+    @property
+    def password(self) -> str | None: ...
     @property
     def extra_dejson(self) -> dict[str, Any]: ...
 

@@ -76,7 +76,11 @@ class AnalyticsPollTrigger(BaseTrigger):
         """The ids (and settings) that identify what is waited on; serialized as kwargs."""
         return self.wait.target
 
-    async def _fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
+    async def fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
+        """Read the work's state once, with its wait's request (every poll of :meth:`run` calls this).
+
+        :param hook: the trigger's async hook.
+        """
         resource: Mapping[str, Any] = await hook.call(self.wait.fetch())
         return resource
 
@@ -118,7 +122,7 @@ class AnalyticsPollTrigger(BaseTrigger):
             while True:
                 try:
                     # A poll gets the time left, but at least a last short look once the deadline is near.
-                    fetched = await poller.poll(self._fetch, self.deadline)
+                    fetched = await poller.poll(self.fetch, self.deadline)
                 except AnalyticsError as exc:
                     message = f"polling {self.described} failed: {exc}"
                     yield self._event("error", resource, message, api_error_fields(exc))

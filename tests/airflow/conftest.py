@@ -6,12 +6,13 @@ What differs between releases (where ``DagBag`` lives, how XCom rows decode) is 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.support.airflow_runs import RUN_ENV, RunResult, load_dagbag, migrate_db, run_dag_test
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from tests.support.airflow_runs import RUN_ENV, RunDag, RunResult, load_dagbag, migrate_db, run_dag_test
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +33,7 @@ def dagbag(airflow_db: None) -> Any:
 
 
 @pytest.fixture
-def run_dag(dagbag: Any, sandbox: Any) -> Callable[..., RunResult]:
+def run_dag(dagbag: Any, sandbox: SandboxServer) -> RunDag:
     """Run a test DAG with ``dag.test(run_conf=conf)`` against the fresh sandbox."""
 
     def run(dag_id: str, **conf: Any) -> RunResult:

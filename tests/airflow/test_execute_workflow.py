@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from airflow_provider_analytics.sandbox.config import Timings
-from tests.support.airflow_runs import task_output
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from tests.support.airflow_runs import RunDag, task_output
 from tests.support.names import WAIT_MODES, WORKFLOW
 
 
@@ -14,11 +17,11 @@ def execution_running_for(running: float) -> Timings:
     return Timings(execution_queued=0.05, execution_running=running, report_pending=0.05, report_generating=0.2)
 
 
-def executions_of(sandbox, workflow_id: str = WORKFLOW) -> list[dict]:
+def executions_of(sandbox: SandboxServer, workflow_id: str = WORKFLOW) -> list[dict[str, Any]]:
     return [e for e in sandbox.state.executions() if e["workflow_id"] == workflow_id]
 
 
-def start_keys(sandbox) -> list[str]:
+def start_keys(sandbox: SandboxServer) -> list[str]:
     """The Idempotency-Key of every start request.
 
     A retry that reattaches either sends no start (Airflow 3.3: the id is in ``task_state_store``) or
@@ -28,7 +31,7 @@ def start_keys(sandbox) -> list[str]:
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_success_returns_outputs_for_downstream_tasks(run_dag, sandbox, mode):
+def test_success_returns_outputs_for_downstream_tasks(run_dag: RunDag, sandbox: SandboxServer, mode: str) -> None:
     result = run_dag(f"test_workflow_{mode}", workflow_id=WORKFLOW, source="crm")
     assert result.states == {"run": "success", "use_outputs": "success"}
     [execution] = executions_of(sandbox)
@@ -45,7 +48,9 @@ def test_success_returns_outputs_for_downstream_tasks(run_dag, sandbox, mode):
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_platform_failure_fails_the_task_with_the_platform_error(run_dag, sandbox, mode, capfd):
+def test_platform_failure_fails_the_task_with_the_platform_error(
+    run_dag: RunDag, sandbox: SandboxServer, mode: str, capfd: pytest.CaptureFixture[str]
+) -> None:
     result = run_dag(f"test_workflow_{mode}", workflow_id="wf_legacy_export")
     assert result.states["run"] == "failed"
     assert result.states["use_outputs"] == "upstream_failed"
@@ -58,7 +63,9 @@ def test_platform_failure_fails_the_task_with_the_platform_error(run_dag, sandbo
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_timeout_cancels_the_execution_and_says_so(run_dag, sandbox, mode, capfd):
+def test_timeout_cancels_the_execution_and_says_so(
+    run_dag: RunDag, sandbox: SandboxServer, mode: str, capfd: pytest.CaptureFixture[str]
+) -> None:
     sandbox.state.set_timings(execution_running_for(running=60))
     result = run_dag(f"test_workflow_timeout_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "failed"
@@ -69,7 +76,7 @@ def test_timeout_cancels_the_execution_and_says_so(run_dag, sandbox, mode, capfd
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_retry_reattaches_to_the_running_execution(run_dag, sandbox, mode):
+def test_retry_reattaches_to_the_running_execution(run_dag: RunDag, sandbox: SandboxServer, mode: str) -> None:
     # The first try gives up at 2 s; the execution ends at 3 s, inside the retry's own 2 s.
     sandbox.state.set_timings(execution_running_for(running=3.0))
     result = run_dag(f"test_workflow_reattach_{mode}", workflow_id=WORKFLOW)
@@ -82,7 +89,9 @@ def test_retry_reattaches_to_the_running_execution(run_dag, sandbox, mode):
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_retry_returns_an_execution_that_succeeded_meanwhile(run_dag, sandbox, mode):
+def test_retry_returns_an_execution_that_succeeded_meanwhile(
+    run_dag: RunDag, sandbox: SandboxServer, mode: str
+) -> None:
     sandbox.state.set_timings(execution_running_for(running=1.5))
     result = run_dag(f"test_workflow_reattach_late_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "success"
@@ -93,7 +102,7 @@ def test_retry_returns_an_execution_that_succeeded_meanwhile(run_dag, sandbox, m
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_retry_after_a_failed_execution_starts_a_fresh_one(run_dag, sandbox, mode):
+def test_retry_after_a_failed_execution_starts_a_fresh_one(run_dag: RunDag, sandbox: SandboxServer, mode: str) -> None:
     sandbox.state.set_execution_outcome(WORKFLOW, "failed", "warehouse unavailable")
     result = run_dag(f"test_workflow_retry_after_failure_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "failed"
@@ -105,7 +114,7 @@ def test_retry_after_a_failed_execution_starts_a_fresh_one(run_dag, sandbox, mod
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_fire_and_forget_returns_the_queued_execution(run_dag, sandbox, mode):
+def test_fire_and_forget_returns_the_queued_execution(run_dag: RunDag, sandbox: SandboxServer, mode: str) -> None:
     sandbox.state.set_timings(execution_running_for(running=60))
     result = run_dag(f"test_workflow_nowait_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "success"
@@ -114,7 +123,9 @@ def test_fire_and_forget_returns_the_queued_execution(run_dag, sandbox, mode):
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_execution_timeout_cancels_before_airflow_kills_the_task(run_dag, sandbox, mode, capfd):
+def test_execution_timeout_cancels_before_airflow_kills_the_task(
+    run_dag: RunDag, sandbox: SandboxServer, mode: str, capfd: pytest.CaptureFixture[str]
+) -> None:
     sandbox.state.set_timings(execution_running_for(running=60))
     result = run_dag(f"test_workflow_execution_timeout_{mode}", workflow_id=WORKFLOW)
     assert result.states["run"] == "failed"

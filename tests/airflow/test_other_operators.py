@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
+
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from tests.support.airflow_runs import RunDag
 
 
-def test_create_source_chart_dashboard_and_update_it(run_dag, sandbox):
+def test_create_source_chart_dashboard_and_update_it(run_dag: RunDag, sandbox: SandboxServer) -> None:
     result = run_dag("test_create_objects")
     assert set(result.states.values()) == {"success"}
     source = result.xcom("source")
@@ -26,14 +30,14 @@ def test_create_source_chart_dashboard_and_update_it(run_dag, sandbox):
     assert all(r.headers["idempotency-key"].startswith("apa-") for r in posts)
 
 
-def test_a_stale_if_match_fails_instead_of_overwriting(run_dag, sandbox):
+def test_a_stale_if_match_fails_instead_of_overwriting(run_dag: RunDag, sandbox: SandboxServer) -> None:
     dashboard = sandbox.state.dashboards()[0]
     result = run_dag("test_stale_update", dashboard_id=dashboard["id"], version=dashboard["version"] + 5, name="x")
     assert result.states == {"update": "failed"}
     assert sandbox.state.dashboards()[0]["name"] == dashboard["name"]
 
 
-def test_dashboard_as_code_creates_once_then_updates(run_dag, sandbox):
+def test_dashboard_as_code_creates_once_then_updates(run_dag: RunDag, sandbox: SandboxServer) -> None:
     first = run_dag("test_dashboard_as_code", description="v1").xcom("dashboard")
     second = run_dag("test_dashboard_as_code", description="v2").xcom("dashboard")
     assert second["id"] == first["id"]
@@ -42,7 +46,7 @@ def test_dashboard_as_code_creates_once_then_updates(run_dag, sandbox):
     assert [d["id"] for d in sandbox.state.dashboards() if d["name"] == "Managed"] == [first["id"]]
 
 
-def test_chart_data_to_xcom_bounded_and_to_files(run_dag, sandbox, tmp_path):
+def test_chart_data_to_xcom_bounded_and_to_files(run_dag: RunDag, sandbox: SandboxServer, tmp_path: Path) -> None:
     chart = sandbox.state.charts()[0]
     result = run_dag("test_chart_data", chart_id=chart["id"], folder=str(tmp_path))
     assert result.states == {

@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from airflow_provider_analytics.sandbox.config import Timings
+from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
+from tests.support.airflow_runs import RunDag
 from tests.support.fixtures import make_config
 from tests.support.names import WAIT_MODES
 
 
-def first_dashboard(sandbox) -> str:
-    return sandbox.state.dashboards()[0]["id"]
+def first_dashboard(sandbox: SandboxServer) -> str:
+    return str(sandbox.state.dashboards()[0]["id"])
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
 @pytest.mark.parametrize("file_format", ["pdf", "csv"])
-def test_generate_then_download_to_a_folder(run_dag, sandbox, tmp_path, mode, file_format):
+def test_generate_then_download_to_a_folder(
+    run_dag: RunDag, sandbox: SandboxServer, tmp_path: Path, mode: str, file_format: Any
+) -> None:
     result = run_dag(
         f"test_report_{mode}", dashboard_id=first_dashboard(sandbox), folder=str(tmp_path), format=file_format
     )
@@ -37,7 +42,9 @@ def test_generate_then_download_to_a_folder(run_dag, sandbox, tmp_path, mode, fi
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_failed_report_fails_the_task_and_downloads_nothing(run_dag, sandbox, tmp_path, mode):
+def test_failed_report_fails_the_task_and_downloads_nothing(
+    run_dag: RunDag, sandbox: SandboxServer, tmp_path: Path, mode: str
+) -> None:
     sandbox.state.set_report_outcome("failed")
     result = run_dag(f"test_report_{mode}", dashboard_id=first_dashboard(sandbox), folder=str(tmp_path))
     assert result.states == {"generate": "failed", "download": "upstream_failed"}
@@ -45,7 +52,9 @@ def test_failed_report_fails_the_task_and_downloads_nothing(run_dag, sandbox, tm
 
 
 @pytest.mark.parametrize("mode", WAIT_MODES)
-def test_download_waits_for_a_report_still_being_generated(run_dag, sandbox, tmp_path, mode):
+def test_download_waits_for_a_report_still_being_generated(
+    run_dag: RunDag, sandbox: SandboxServer, tmp_path: Path, mode: str
+) -> None:
     # Long enough to outlast the run's start-up on a busy machine (3.2's dag.test() takes over 1.5 s).
     sandbox.state.set_timings(Timings(report_pending=0.2, report_generating=4.0))
     with AnalyticsClient(make_config(sandbox)) as client:
@@ -59,7 +68,9 @@ def test_download_waits_for_a_report_still_being_generated(run_dag, sandbox, tmp
     assert len(polls) >= 2 or mode == "defer"
 
 
-def test_download_refuses_an_existing_file_before_any_request(run_dag, sandbox, tmp_path):
+def test_download_refuses_an_existing_file_before_any_request(
+    run_dag: RunDag, sandbox: SandboxServer, tmp_path: Path
+) -> None:
     target = tmp_path / "taken.csv"
     target.write_text("keep me")
     result = run_dag("test_download_wait_poll", report_id="rp_whatever", destination=str(target))
@@ -68,7 +79,9 @@ def test_download_refuses_an_existing_file_before_any_request(run_dag, sandbox, 
     assert sandbox.state.requests == []
 
 
-def test_folder_of_downloads_is_left_clean_on_a_bad_digest(run_dag, sandbox, tmp_path: Path):
+def test_folder_of_downloads_is_left_clean_on_a_bad_digest(
+    run_dag: RunDag, sandbox: SandboxServer, tmp_path: Path
+) -> None:
     from airflow_provider_analytics.sandbox.faults import Fault
 
     sandbox.state.inject(Fault.bad_digest(times=5))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from airflow.providers.common.compat.sdk import DAG, task
 
@@ -17,7 +18,7 @@ for mode in ("poll", "defer"):
     with DAG(f"test_workflow_{mode}", schedule=None, start_date=START, catchup=False):
 
         @task
-        def use_outputs(execution: dict) -> int:
+        def use_outputs(execution: dict[str, Any]) -> int:
             return int(execution["outputs"]["rows_processed"])
 
         run = ExecuteWorkflowOperator(
@@ -28,7 +29,7 @@ for mode in ("poll", "defer"):
             poll_interval=0.1,
             timeout=60,
         )
-        use_outputs(run.output)
+        use_outputs(run.output)  # type: ignore[arg-type]  # Airflow resolves the XComArg before the call
 
     with DAG(f"test_workflow_timeout_{mode}", schedule=None, start_date=START, catchup=False):
         ExecuteWorkflowOperator(

@@ -137,7 +137,7 @@ def test_plain_http_to_a_remote_host_is_refused(host: str) -> None:
     with pytest.raises(AnalyticsInputError, match="allow_insecure_http") as caught:
         client_config_from_connection(conn(host=host, password="t0ken"))
     assert "http://" in str(caught.value)
-    assert urlsplit(host).hostname in str(caught.value)
+    assert str(urlsplit(host).hostname) in str(caught.value)
 
 
 @pytest.mark.parametrize("allow", [True, "true", "True", "1", "yes"])

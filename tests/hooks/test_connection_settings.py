@@ -194,7 +194,12 @@ def test_a_ca_bundle_is_kept_as_a_path_and_loaded_once(tmp_path: Path, monkeypat
     shutil.copy(certifi.where(), bundle)
     built: list[Any] = []
     real = ssl.create_default_context
-    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: built.append(k) or real(*a, **k))
+
+    def counting(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counting)
     for _ in range(3):
         config = client_config_from_connection(json_conn(verify=f" {bundle} "))
         assert config.verify == str(bundle)

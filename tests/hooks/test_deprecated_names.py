@@ -12,7 +12,7 @@ from airflow_provider_analytics.hooks.base import AnalyticsBaseHook
 
 def test_the_old_base_hook_name_imports_with_a_warning_naming_the_new_one() -> None:
     with pytest.warns(DeprecationWarning, match=r"\.AnalyticsConnection is deprecated") as caught:
-        from airflow_provider_analytics.hooks.base import AnalyticsConnection
+        from airflow_provider_analytics.hooks.base import AnalyticsConnection  # type: ignore[attr-defined]  # run time only
     assert AnalyticsConnection is AnalyticsBaseHook
     [warning] = caught.list
     assert "use airflow_provider_analytics.hooks.base.AnalyticsBaseHook" in str(warning.message)

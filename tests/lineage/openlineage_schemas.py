@@ -30,12 +30,12 @@ _FOLDERS = [
 FORMATS = jsonschema.FormatChecker()
 
 
-@FORMATS.checks("uri", raises=ValueError)
+@FORMATS.checks("uri", raises=ValueError)  # type: ignore[untyped-decorator]  # jsonschema ships no types
 def _is_uri(value: object) -> bool:
     return not isinstance(value, str) or bool(urlsplit(value).scheme)
 
 
-@FORMATS.checks("date-time", raises=ValueError)
+@FORMATS.checks("date-time", raises=ValueError)  # type: ignore[untyped-decorator]  # jsonschema ships no types
 def _is_date_time(value: object) -> bool:
     return not isinstance(value, str) or ("T" in value and bool(datetime.fromisoformat(value.replace("Z", "+00:00"))))
 

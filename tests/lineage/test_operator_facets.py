@@ -23,8 +23,9 @@ from airflow_provider_analytics.operators.reports import DownloadReportOperator,
 from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator, ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.lineage.conftest import RecordingTaskInstance, names, run_task
+from tests.support.context import make_context
 
-FAST = {"poll_interval": 0.1, "deferrable": False}
+FAST: dict[str, Any] = {"poll_interval": 0.1, "deferrable": False}
 
 
 class OutletEvents:
@@ -152,7 +153,7 @@ def test_a_failed_execution_reports_its_status_and_error_with_one_call(sandbox: 
     ti = RecordingTaskInstance()
     ti.task_id = "export"
     with pytest.raises(RemoteJobFailed):
-        operator.execute({"ti": ti, "task_state_store": None})
+        operator.execute(make_context(ti=ti, task_state_store=None))
     before = len(sandbox.state.requests)
     lineage = operator.get_openlineage_facets_on_failure(ti)
     execution_id = ti.xcom["execution_id"]  # pushed by the task; lineage kept the id in memory

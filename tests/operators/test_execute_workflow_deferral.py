@@ -15,12 +15,12 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
 from airflow_provider_analytics.version_compat import HAS_TASK_STATE_STORE
-from tests.support.context import INSTANT, SLOW, StubTaskStateStore, make_context
+from tests.support.context import INSTANT, SLOW, StubTaskStateStore, TaskContext, make_context
 from tests.support.names import POLL, WORKFLOW
 from tests.support.triggers import STARTED, event_for, execution_view, requests_summary, triggerer_event
 
 
-def defer_execution(sandbox: SandboxServer, **kwargs: Any) -> tuple[TaskDeferred, dict[str, Any], dict[str, Any]]:
+def defer_execution(sandbox: SandboxServer, **kwargs: Any) -> tuple[TaskDeferred, TaskContext, dict[str, Any]]:
     """Run a deferrable ExecuteWorkflowOperator on slow timings until it defers; return what it did."""
     sandbox.state.set_timings(SLOW)
     op = ExecuteWorkflowOperator(
@@ -127,7 +127,7 @@ def test_execute_does_not_defer_for_an_execution_that_already_failed(sandbox: Sa
 def test_execute_reattaches_to_the_stored_execution_instead_of_starting_another(sandbox: SandboxServer) -> None:
     deferred, context, _execution = defer_execution(sandbox)
     retry = ExecuteWorkflowOperator(task_id="run", workflow_id=WORKFLOW, deferrable=True, poll_interval=POLL)
-    retry_context = {**make_context(), "task_state_store": context["task_state_store"]}
+    retry_context = make_context(task_state_store=context["task_state_store"])
     with pytest.raises(TaskDeferred) as again:
         retry.execute(retry_context)
     assert again.value.trigger.target == deferred.trigger.target

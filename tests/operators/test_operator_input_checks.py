@@ -39,12 +39,12 @@ BAD_INPUT: list[Any] = [
         id="empty-workflow-id-deferrable",
     ),
     pytest.param(
-        lambda tmp: ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, inputs=["day", "2026-11-20"]),
+        lambda tmp: ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, inputs=["day", "2026-11-20"]),  # type: ignore[arg-type]  # the wrong type is the test
         r"inputs must be a mapping \(dict\), got list",
         id="list-inputs",
     ),
     pytest.param(
-        lambda tmp: ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, inputs='{"day": "2026-11-20"}'),
+        lambda tmp: ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, inputs='{"day": "2026-11-20"}'),  # type: ignore[arg-type]  # the wrong type is the test
         r"inputs must be a mapping \(dict\), got str",
         id="json-string-inputs",
     ),
@@ -69,7 +69,7 @@ BAD_INPUT: list[Any] = [
         id="unknown-format",
     ),
     pytest.param(
-        lambda tmp: GenerateReportOperator(task_id="t", dashboard_ids=["db_sales"], parameters=["rows", 5]),
+        lambda tmp: GenerateReportOperator(task_id="t", dashboard_ids=["db_sales"], parameters=["rows", 5]),  # type: ignore[arg-type]  # the wrong type is the test
         r"parameters must be a mapping",
         id="report-parameters-not-mapping",
     ),
@@ -123,12 +123,12 @@ BAD_INPUT: list[Any] = [
         id="chart-data-destination-exists",
     ),
     pytest.param(
-        lambda tmp: ConnectDataSourceOperator(task_id="t", name="wh", type="postgres", connection="host=db"),
+        lambda tmp: ConnectDataSourceOperator(task_id="t", name="wh", type="postgres", connection="host=db"),  # type: ignore[arg-type]  # the wrong type is the test
         r"connection must be a mapping \(dict\), got str",
         id="data-source-connection-not-mapping",
     ),
     pytest.param(
-        lambda tmp: CreateWorkflowOperator(task_id="t", name="etl", configuration=["step"]),
+        lambda tmp: CreateWorkflowOperator(task_id="t", name="etl", configuration=["step"]),  # type: ignore[arg-type]  # the wrong type is the test
         r"configuration must be a mapping \(dict\), got list",
         id="workflow-configuration-not-mapping",
     ),

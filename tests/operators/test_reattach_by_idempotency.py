@@ -238,7 +238,7 @@ def test_the_walk_uses_the_key_chain_of_the_task_state_store_path(sandbox: Sandb
         store_op = work.operator()
         store_op.durable = True
         store = StubTaskStateStore({op.external_id_key: json.loads(json.dumps(op.external_id(stored)))})
-        assert store_op.submit_job({**retry_context(3), "task_state_store": store}) == op.external_id(following)
+        assert store_op.submit_job(retry_context(3, task_state_store=store)) == op.external_id(following)
     assert len(work.records(sandbox)) == 3
 
 
@@ -253,7 +253,7 @@ def test_the_store_path_reattaches_to_work_the_walk_started(sandbox: SandboxServ
     op = work.operator(deferrable=True)
     store = StubTaskStateStore({op.external_id_key: json.loads(json.dumps(op.external_id(failed)))})
     with pytest.raises(TaskDeferred) as deferred:
-        op.execute({**retry_context(3), "task_state_store": store})
+        op.execute(retry_context(3, task_state_store=store))
 
     assert deferred.value.trigger.target == fresh_target
     assert len(work.records(sandbox)) == 2

@@ -8,12 +8,12 @@ or pushing its ids twice, would show here as an extra line.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from airflow.providers.common.compat.sdk import TaskDeferred
+from airflow.providers.common.compat.sdk import BaseOperator, TaskDeferred
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.charts import CreateChartOperator
@@ -23,7 +23,7 @@ from airflow_provider_analytics.operators.reports import DownloadReportOperator,
 from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator, ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
-from tests.support.context import SLOW, StubTaskInstance, make_context
+from tests.support.context import SLOW, StubTaskInstance, TaskContext, make_context
 from tests.support.names import DATA_SOURCE, POLL, WORKFLOW
 from tests.support.triggers import execution_path, triggerer_event
 
@@ -45,7 +45,7 @@ class CountingTaskInstance(StubTaskInstance):
         super().xcom_push(key, value)
 
 
-def counting_context(**extra: Any) -> dict[str, Any]:
+def counting_context(**extra: Any) -> TaskContext:
     return make_context(ti=CountingTaskInstance(), **extra)
 
 
@@ -69,7 +69,7 @@ def finishing_after(sandbox: SandboxServer, seconds: float) -> Iterator[None]:
         timer.join()
 
 
-def defer(operator: Any, context: dict[str, Any]) -> Any:
+def defer(operator: Any, context: TaskContext) -> Any:
     with pytest.raises(TaskDeferred) as deferred:
         operator.execute(context)
     return deferred.value.trigger
@@ -266,7 +266,8 @@ def test_sensor_deferred_reads_the_status_once_per_side(sandbox: SandboxServer) 
 # --- the create and update operators ------------------------------------------------------------------------
 
 
-CREATORS = {
+# What each create or update operator sends: the operator made fresh, and its (method, path) requests.
+CREATORS: dict[str, tuple[Callable[[], BaseOperator], list[tuple[str, str]]]] = {
     "workflow": (
         lambda: CreateWorkflowOperator(task_id="task", name="counted", configuration={"steps": []}),
         [("POST", "/v1/workflows")],

@@ -21,27 +21,32 @@ from tests.support.names import DATA_SOURCE, WORKFLOW
 RENDERED = "{'day': '2026-11-20', 'token': 'secret-from-conf'}"
 
 CASES: list[tuple[str, str, Callable[[], Any]]] = [
-    ("inputs", "a mapping (dict)", lambda: ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, inputs=RENDERED)),
+    ("inputs", "a mapping (dict)", lambda: ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, inputs=RENDERED)),  # type: ignore[arg-type]  # what a template renders
     (
         "configuration",
         "a mapping (dict)",
-        lambda: CreateWorkflowOperator(task_id="t", name="w", configuration=RENDERED),
+        lambda: CreateWorkflowOperator(task_id="t", name="w", configuration=RENDERED),  # type: ignore[arg-type]  # what a template renders
     ),
     (
         "parameters",
         "a mapping (dict)",
-        lambda: GenerateReportOperator(task_id="t", dashboard_ids=["db_sales"], parameters=RENDERED),
+        lambda: GenerateReportOperator(task_id="t", dashboard_ids=["db_sales"], parameters=RENDERED),  # type: ignore[arg-type]  # what a template renders
     ),
     (
         "connection",
         "a mapping (dict)",
-        lambda: ConnectDataSourceOperator(task_id="t", name="wh", type="postgres", connection=RENDERED),
+        lambda: ConnectDataSourceOperator(task_id="t", name="wh", type="postgres", connection=RENDERED),  # type: ignore[arg-type]  # what a template renders
     ),
     (
         "options",
         "a mapping (dict)",
         lambda: CreateChartOperator(
-            task_id="t", name="c", type="line", data_source_id=DATA_SOURCE, query="select 1", options=RENDERED
+            task_id="t",
+            name="c",
+            type="line",
+            data_source_id=DATA_SOURCE,
+            query="select 1",
+            options=RENDERED,  # type: ignore[arg-type]  # what a template renders
         ),
     ),
     ("layout", "a list", lambda: CreateDashboardOperator(task_id="t", name="Sales", layout=RENDERED)),
@@ -68,7 +73,7 @@ def test_a_string_names_render_template_as_native_obj(
 
 
 def test_another_type_keeps_the_short_message(sandbox: SandboxServer) -> None:
-    op = ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, inputs=("day", 1))
+    op = ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, inputs=("day", 1))  # type: ignore[arg-type]  # what a template renders
     with pytest.raises(AnalyticsInputError, match=r"^inputs must be a mapping \(dict\), got tuple$"):
         op.execute(make_context())
     assert sandbox.state.requests == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 import pytest
@@ -14,10 +15,10 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 REQUEST_ID = re.compile(r"^req_[0-9a-f]+$")
 
 
-def assert_contract_error(response: httpx.Response, status: int, error_type: str) -> dict:
+def assert_contract_error(response: httpx.Response, status: int, error_type: str) -> dict[str, Any]:
     assert response.status_code == status
     assert response.headers["content-type"] == "application/json"
-    error = response.json()["error"]
+    error: dict[str, Any] = response.json()["error"]
     assert set(error) == {"type", "message", "request_id", "details"}
     assert error["type"] == error_type
     assert REQUEST_ID.match(error["request_id"])

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from typing import Any
 
 import httpx
 
@@ -72,7 +73,7 @@ def test_cli_refuses_a_duration_that_is_not_positive() -> None:
         _parser().parse_args(["--execution-seconds", "0"])
 
 
-def test_a_port_in_use_is_one_clear_line_and_status_2(analytics_sandbox_server) -> None:
+def test_a_port_in_use_is_one_clear_line_and_status_2(analytics_sandbox_server: Any) -> None:
     import subprocess
     import sys
 

@@ -9,6 +9,7 @@ import io
 import re
 import time
 import zipfile
+from typing import Any
 from xml.etree import ElementTree
 
 import httpx
@@ -17,11 +18,11 @@ import pytest
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
 
 
-def ready_report(client: httpx.Client, state: SandboxState, **body: object) -> dict:
+def ready_report(client: httpx.Client, state: SandboxState, **body: object) -> dict[str, Any]:
     request = {"dashboard_ids": ["db_sales"], "format": "pdf", **body}
     report = client.post("/v1/reports", json=request).json()
     state.advance(1)
-    ready = client.get(f"/v1/reports/{report['id']}").json()
+    ready: dict[str, Any] = client.get(f"/v1/reports/{report['id']}").json()
     assert ready["status"] == "ready", ready
     return ready
 
@@ -76,7 +77,9 @@ def test_pdf_is_valid(client: httpx.Client, state: SandboxState) -> None:
     pdf = client.get(f"/v1/reports/{report['id']}/download").content
     assert pdf.startswith(b"%PDF-1.")
     assert pdf.rstrip().endswith(b"%%EOF")
-    startxref = int(re.search(rb"startxref\s+(\d+)\s+%%EOF\s*$", pdf).group(1))
+    found = re.search(rb"startxref\s+(\d+)\s+%%EOF\s*$", pdf)
+    assert found is not None, "no startxref at the end"
+    startxref = int(found.group(1))
     assert pdf[startxref:].startswith(b"xref")
     lines = pdf[startxref:].split(b"\n")
     first, count = (int(part) for part in lines[1].split())

@@ -55,7 +55,7 @@ def test_failed_request_does_not_burn_the_key(client: httpx.Client) -> None:
 @pytest.mark.parametrize("key", ["", "x" * 256, "caf\u00e9", "tab\there"])
 def test_invalid_key_is_400(client: httpx.Client, state: SandboxState, key: str) -> None:
     response = client.post(
-        "/v1/workflows/wf_churn_scoring/execute", json={}, headers={"Idempotency-Key": key.encode("utf-8")}
+        "/v1/workflows/wf_churn_scoring/execute", json={}, headers=[(b"Idempotency-Key", key.encode("utf-8"))]
     )
     assert response.status_code == 400
     assert "Idempotency-Key" in response.json()["error"]["details"]["fields"]

@@ -13,6 +13,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,9 +96,9 @@ _WITHOUT_SERVER_STACK = textwrap.dedent(
 )
 
 
-def _import_without_server_stack(modules: list[str]) -> dict[str, object]:
+def _import_without_server_stack(modules: list[str]) -> dict[str, Any]:
     argv = [sys.executable, "-c", _WITHOUT_SERVER_STACK, json.dumps(sandbox.EXTRA_MODULES), json.dumps(modules)]
-    result: dict[str, object] = printed_result(run_without_connection([*argv, RESULT_PREFIX]).stdout)
+    result: dict[str, Any] = printed_result(run_without_connection([*argv, RESULT_PREFIX]).stdout)
     return result
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
     "AIRFLOW_VERSION",
     "RUN_ENV",
     "STRICT_ASSET_URIS_ENV",
+    "RunDag",
     "RunResult",
     "dagbag_class",
     "load_dagbag",
@@ -170,3 +172,7 @@ class RunResult:
 
     def xcom(self, task_id: str, key: str = "return_value") -> Any:
         return self.xcoms.get((task_id, key))
+
+
+# What the run_dag fixture gives (tests/airflow/conftest.py): run_dag(dag_id, **conf) -> RunResult.
+RunDag = Callable[..., RunResult]

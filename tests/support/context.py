@@ -61,18 +61,28 @@ class StubTaskStateStore:
         self.values[key] = value
 
 
-def make_context(**extra: Any) -> dict[str, Any]:
+# A task's context for unit tests. Typed Any on purpose: it stands in for Airflow's ``Context`` TypedDict, whose
+# values are Airflow's own classes, not these stubs; tests read the stubs' recordings (``ti.xcom``) from it.
+TaskContext = Any
+
+
+def make_context(**extra: Any) -> TaskContext:
+    """A first try's context: a task instance that records XComs, an empty ``task_state_store``, ``extra``.
+
+    :param extra: more context keys (``data_interval_end``, ``ti`` ...).
+    """
     return {"ti": StubTaskInstance(), "task_state_store": StubTaskStateStore(), **extra}
 
 
-def retry_context(try_number: int) -> dict[str, Any]:
+def retry_context(try_number: int, **extra: Any) -> TaskContext:
     """Try ``try_number`` of the one task instance, as a release without ``task_state_store`` runs it.
 
     Every Airflow before 3.3 (and a 3.3 run without the store) gives the operator no ``task_state_store``:
     a retry then finds its work through the platform's Idempotency-Key replay alone.
 
     :param try_number: 1 for the first try, 2 for the first retry, ...
+    :param extra: more context keys (a ``task_state_store`` for the 3.3 path).
     """
     ti = StubTaskInstance()
     ti.try_number = try_number
-    return {"ti": ti}
+    return {"ti": ti, **extra}

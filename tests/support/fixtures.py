@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -99,10 +99,14 @@ def portal() -> Iterator[BlockingPortal]:
         yield running
 
 
+# What the api_factory fixture gives: build an Api with ClientConfig overrides (timeout=..., retry=...).
+ApiFactory = Callable[..., Api]
+
+
 @pytest.fixture(params=["sync", "async"])
 def api_factory(
     request: pytest.FixtureRequest, analytics_sandbox: SandboxServer, portal: BlockingPortal
-) -> Iterator[Any]:
+) -> Iterator[ApiFactory]:
     """Build an :class:`Api` on the sandbox for the parametrised transport: ``api_factory(**config)``."""
     made: list[Api] = []
 
@@ -119,7 +123,7 @@ def api_factory(
 
 
 @pytest.fixture
-def api(api_factory: Any) -> Api:
+def api(api_factory: ApiFactory) -> Api:
     """The default :class:`Api` on the sandbox, for both transports."""
     return api_factory()
 

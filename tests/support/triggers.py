@@ -35,7 +35,7 @@ def only_event(trigger: AnalyticsPollTrigger) -> dict[str, Any]:
     """Drain the trigger, check it fired exactly one plain-JSON event of the documented shape, return it."""
     events = drain(trigger)
     assert len(events) == 1, events
-    payload = events[0].payload
+    payload: dict[str, Any] = events[0].payload
     # An error event also says which API error ended the wait (operators/errors.py: RemoteWaitError).
     extra = {"api_error"} if payload["status"] == "error" else set()
     assert set(payload) == {"status", "kind", "target", "resource", "message", *extra}
@@ -67,7 +67,9 @@ def triggerer_event(trigger: AnalyticsPollTrigger) -> dict[str, Any]:
     return events[0]
 
 
-def event_for(target: dict[str, Any], status: str = "success", kind: str = "execution", **extra: Any) -> dict[str, Any]:
+def event_for(
+    target: dict[str, Any], status: str | None = "success", kind: str = "execution", **extra: Any
+) -> dict[str, Any]:
     """A trigger event's payload built by hand, for ``execute_complete`` checks without a trigger."""
     return {
         "status": status,
@@ -143,18 +145,14 @@ def deferred_trigger_row(trigger: Any) -> Any:
 def triggerer_kwargs(row: Any) -> dict[str, Any]:
     """The kwargs this release's triggerer passes to the trigger class, read from a ``Trigger`` row.
 
-    Airflow 3 decrypts the row and decodes each value (``smart_decode_trigger_kwargs``: in
-    ``serialization.decoders`` from 3.2, ``serialized_objects`` before); 2.x instantiates with ``row.kwargs``.
+    Every release decrypts them (``row.kwargs``); Airflow 3 also decodes each value (``smart_decode_trigger_kwargs``:
+    in ``serialization.decoders`` from 3.2, ``serialized_objects`` before, looked up by name for mypy's sake).
     """
+    stored = dict(row.kwargs)  # the row's public property decrypts them
     if not AIRFLOW_V_3_0_PLUS:
-        return dict(row.kwargs)
-    from airflow.models.trigger import Trigger
-
-    if AIRFLOW_V_3_2_PLUS:
-        from airflow.serialization.decoders import smart_decode_trigger_kwargs
-    else:
-        from airflow.serialization.serialized_objects import smart_decode_trigger_kwargs
-    stored = Trigger._decrypt_kwargs(row.encrypted_kwargs)
+        return stored
+    decoders = "airflow.serialization.decoders" if AIRFLOW_V_3_2_PLUS else "airflow.serialization.serialized_objects"
+    smart_decode_trigger_kwargs = vars(importlib.import_module(decoders))["smart_decode_trigger_kwargs"]
     return {key: smart_decode_trigger_kwargs(value) for key, value in stored.items()}
 
 
@@ -164,11 +162,13 @@ def encode_watcher_trigger(trigger: Any) -> dict[str, Any]:
     ``airflow.serialization.encoders.encode_trigger`` from 3.2, ``serialized_objects._encode_trigger`` in
     3.0 and 3.1 (the name ``dag_processing/collection.py`` of each release imports).
     """
-    if AIRFLOW_V_3_2_PLUS:
-        from airflow.serialization.encoders import encode_trigger
-    else:
-        from airflow.serialization.serialized_objects import _encode_trigger as encode_trigger
-    return dict(encode_trigger(trigger))
+    # Looked up by name: mypy checks against 3.3, where the 3.0/3.1 name does not exist.
+    module, name = (
+        ("airflow.serialization.encoders", "encode_trigger")
+        if AIRFLOW_V_3_2_PLUS
+        else ("airflow.serialization.serialized_objects", "_encode_trigger")
+    )
+    return dict(vars(importlib.import_module(module))[name](trigger))
 
 
 def instantiate(classpath: str, kwargs: dict[str, Any]) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pendulum
 import pytest
 
 from airflow_provider_analytics.wire.outcomes import execution_outcome, report_outcome, sync_outcome
@@ -148,5 +149,6 @@ def test_parse_time(value: object, expected: datetime | None) -> None:
     parsed = parse_time(value)
     assert parsed == expected
     if parsed is not None:
+        assert expected is not None
         assert parsed.utcoffset() is not None
-        assert parsed - expected == timedelta(0)
+        assert parsed - pendulum.instance(expected) == timedelta(0)

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from airflow_provider_analytics import __version__
 from airflow_provider_analytics.sandbox.config import Timings
+from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.contract import EXECUTION_TERMINAL, ExecutionStatus, ReportStatus
 from airflow_provider_analytics.wire.errors import ConflictError, PreconditionFailedError
+from airflow_provider_analytics.wire.models import LayoutItem
+from tests.support.fixtures import Api, ApiFactory
 
 
-def _first_id(api, call) -> str:
+def _first_id(api: Api, call: Any) -> str:
     items = api.call(call)
     assert items, "the sandbox seed should not be empty"
-    return items[0]["id"]
+    return str(items[0]["id"])
 
 
-def test_every_request_carries_auth_user_agent_and_request_ids(api, sandbox):
+def test_every_request_carries_auth_user_agent_and_request_ids(api: Api, sandbox: SandboxServer) -> None:
     api.call(endpoints.list_charts())
     recorded = sandbox.state.requests[-1]
     # The sandbox logs the scheme only (as a real platform's logs would); a 200 proves the token was right.
@@ -27,7 +32,7 @@ def test_every_request_carries_auth_user_agent_and_request_ids(api, sandbox):
     assert "x-workspace-id" not in recorded.headers
 
 
-def test_workspace_header_selects_another_workspace(api_factory, sandbox):
+def test_workspace_header_selects_another_workspace(api_factory: ApiFactory, sandbox: SandboxServer) -> None:
     api = api_factory(workspace_id="ws_marketing")
     default_charts = {chart["id"] for chart in api_factory().call(endpoints.list_charts())}
     marketing_charts = {chart["id"] for chart in api.call(endpoints.list_charts())}
@@ -35,7 +40,7 @@ def test_workspace_header_selects_another_workspace(api_factory, sandbox):
     assert default_charts != marketing_charts
 
 
-def test_charts_list_create_and_data(api, sandbox):
+def test_charts_list_create_and_data(api: Api, sandbox: SandboxServer) -> None:
     data_source_id = _first_id(api, endpoints.list_data_sources())
     chart = api.call(endpoints.create_chart("Orders", "bar", data_source_id, "select day, orders from sales"))
     assert chart["id"].startswith("ch_")
@@ -50,7 +55,7 @@ def test_charts_list_create_and_data(api, sandbox):
     assert limits == ["100"] * len(pages)
 
 
-def test_create_sends_an_idempotency_key_on_every_post(api, sandbox):
+def test_create_sends_an_idempotency_key_on_every_post(api: Api, sandbox: SandboxServer) -> None:
     api.call(endpoints.create_workflow("wf-a", {"steps": []}))
     api.call(endpoints.create_workflow("wf-b", {"steps": []}, idempotency_key="fixed-key-1"))
     keys = [r.headers.get("idempotency-key") for r in sandbox.state.requests if r.method == "POST"]
@@ -59,7 +64,7 @@ def test_create_sends_an_idempotency_key_on_every_post(api, sandbox):
     assert keys[1] == "fixed-key-1"
 
 
-def test_workflows_create_execute_and_follow_to_the_end(api, sandbox):
+def test_workflows_create_execute_and_follow_to_the_end(api: Api, sandbox: SandboxServer) -> None:
     workflow = api.call(endpoints.create_workflow("enrich", {"steps": [{"name": "load"}]}, description="demo"))
     assert workflow["description"] == "demo"
     execution = api.call(endpoints.execute_workflow(workflow["id"], {"day": "2026-11-20"}))
@@ -72,7 +77,7 @@ def test_workflows_create_execute_and_follow_to_the_end(api, sandbox):
     assert final["outputs"]
 
 
-def test_same_idempotency_key_starts_one_execution(api, sandbox):
+def test_same_idempotency_key_starts_one_execution(api: Api, sandbox: SandboxServer) -> None:
     workflow_id = api.items(endpoints.list_workflows(), limit=1)[0]["id"]
     first = api.call(endpoints.execute_workflow(workflow_id, {"n": 1}, idempotency_key="run-2026-11-20"))
     again = api.call(endpoints.execute_workflow(workflow_id, {"n": 1}, idempotency_key="run-2026-11-20"))
@@ -83,7 +88,7 @@ def test_same_idempotency_key_starts_one_execution(api, sandbox):
     assert caught.value.status == 409
 
 
-def test_cancel_execution_and_conflict_once_terminal(api, sandbox):
+def test_cancel_execution_and_conflict_once_terminal(api: Api, sandbox: SandboxServer) -> None:
     sandbox.state.set_timings(Timings(execution_queued=5, execution_running=5))  # still running when cancelled
     workflow_id = api.items(endpoints.list_workflows(), limit=1)[0]["id"]
     execution = api.call(endpoints.execute_workflow(workflow_id))
@@ -93,7 +98,7 @@ def test_cancel_execution_and_conflict_once_terminal(api, sandbox):
         api.call(endpoints.cancel_execution(workflow_id, execution["id"]))
 
 
-def test_data_sources_connect_and_sync_status(api, sandbox):
+def test_data_sources_connect_and_sync_status(api: Api, sandbox: SandboxServer) -> None:
     created = api.call(
         endpoints.connect_data_source(
             "crm", "postgres", {"host": "db", "port": 5432, "database": "crm", "user": "svc", "password": "s3cret!"}
@@ -106,9 +111,9 @@ def test_data_sources_connect_and_sync_status(api, sandbox):
     assert status["status"] == "never_synced"
 
 
-def test_dashboards_create_update_with_if_match(api, sandbox):
+def test_dashboards_create_update_with_if_match(api: Api, sandbox: SandboxServer) -> None:
     chart_id = _first_id(api, endpoints.list_charts())
-    layout = [{"chart_id": chart_id, "x": 0, "y": 0, "w": 6, "h": 4}]
+    layout: list[LayoutItem] = [{"chart_id": chart_id, "x": 0, "y": 0, "w": 6, "h": 4}]
     dashboard = api.call(endpoints.create_dashboard("Ops", "ops view", ["ops"], layout))
     assert dashboard["version"] == 1
     updated = api.call(endpoints.update_dashboard(dashboard["id"], "Ops v2", tags=["ops"], layout=layout, if_match=1))
@@ -120,7 +125,7 @@ def test_dashboards_create_update_with_if_match(api, sandbox):
     assert listed[dashboard["id"]]["name"] == "Ops v2"
 
 
-def test_reports_generate_get_and_list(api, sandbox):
+def test_reports_generate_get_and_list(api: Api, sandbox: SandboxServer) -> None:
     dashboard_id = api.items(endpoints.list_dashboards(), limit=1)[0]["id"]
     report = api.call(endpoints.generate_report([dashboard_id], "csv", name="Weekly", parameters={"week": 47}))
     assert report["status"] == ReportStatus.PENDING

@@ -7,10 +7,12 @@ import gzip
 import json
 import time
 import zlib
+from typing import Any
 
 import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
+from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.errors import (
     AnalyticsTimeoutError,
@@ -23,6 +25,7 @@ from airflow_provider_analytics.wire.errors import (
 )
 from airflow_provider_analytics.wire.pagination import SyncPager
 from airflow_provider_analytics.wire.retry import RetryPolicy
+from tests.support.fixtures import Api, ApiFactory
 from tests.support.names import JSON_HEADERS
 
 NO_RETRY = RetryPolicy(max_retries=0)
@@ -43,7 +46,7 @@ def _bomb(decoded_bytes: int) -> bytes:
 
 
 @pytest.mark.parametrize("code", [302, 301, 307])
-def test_a_redirect_is_an_error_not_followed(api, sandbox, code):
+def test_a_redirect_is_an_error_not_followed(api: Api, sandbox: SandboxServer, code: Any) -> None:
     headers = {
         "Location": "https://elsewhere.example/v1/charts",
         "Content-Type": "text/html",
@@ -56,7 +59,7 @@ def test_a_redirect_is_an_error_not_followed(api, sandbox, code):
     assert len([r for r in sandbox.state.requests if r.path == "/v1/charts"]) == 1
 
 
-def test_a_204_where_an_object_is_due_is_unexpected(api, sandbox):
+def test_a_204_where_an_object_is_due_is_unexpected(api: Api, sandbox: SandboxServer) -> None:
     sandbox.state.inject(Fault.respond(204, path="/v1/reports/rp_x"))
     with pytest.raises(UnexpectedResponseError, match="expected a JSON object"):
         api.call(endpoints.get_report("rp_x"))
@@ -65,7 +68,7 @@ def test_a_204_where_an_object_is_due_is_unexpected(api, sandbox):
 # --- size -------------------------------------------------------------------------------------------
 
 
-def test_an_oversized_body_stops_at_the_cap(api_factory, sandbox):
+def test_an_oversized_body_stops_at_the_cap(api_factory: ApiFactory, sandbox: SandboxServer) -> None:
     api = api_factory(max_response_bytes=1 << 20)
     sandbox.state.inject(
         Fault.stream(
@@ -76,7 +79,7 @@ def test_an_oversized_body_stops_at_the_cap(api_factory, sandbox):
         api.call(endpoints.list_charts())
 
 
-def test_an_oversized_error_body_stops_at_the_cap(api_factory, sandbox):
+def test_an_oversized_error_body_stops_at_the_cap(api_factory: ApiFactory, sandbox: SandboxServer) -> None:
     api = api_factory(max_response_bytes=1 << 20, retry=NO_RETRY)
     sandbox.state.inject(
         Fault.stream(
@@ -88,7 +91,7 @@ def test_an_oversized_error_body_stops_at_the_cap(api_factory, sandbox):
         api.call(endpoints.list_charts())
 
 
-def test_a_gzip_bomb_stops_at_the_cap(api, sandbox):
+def test_a_gzip_bomb_stops_at_the_cap(api: Api, sandbox: SandboxServer) -> None:
     bomb = _bomb(256 << 20)
     assert len(bomb) < 1 << 20
     sandbox.state.inject(
@@ -98,7 +101,7 @@ def test_a_gzip_bomb_stops_at_the_cap(api, sandbox):
         api.call(endpoints.list_charts())
 
 
-def test_an_honestly_compressed_answer_is_read(api, sandbox):
+def test_an_honestly_compressed_answer_is_read(api: Api, sandbox: SandboxServer) -> None:
     plain = api.call(endpoints.list_charts())
     sandbox.state.inject(Fault.gzip(path="/v1/charts"))
     assert api.call(endpoints.list_charts()) == plain
@@ -106,7 +109,7 @@ def test_an_honestly_compressed_answer_is_read(api, sandbox):
 
 
 @pytest.mark.parametrize("coding", ["br", "gzip, gzip", "compress"])
-def test_a_coding_the_client_did_not_offer_is_unexpected(api, sandbox, coding):
+def test_a_coding_the_client_did_not_offer_is_unexpected(api: Api, sandbox: SandboxServer, coding: Any) -> None:
     body = gzip.compress(json.dumps({"data": []}).encode())
     sandbox.state.inject(
         Fault.respond(200, headers={**JSON_HEADERS, "Content-Encoding": coding}, body=body, path="/v1/charts")
@@ -115,7 +118,7 @@ def test_a_coding_the_client_did_not_offer_is_unexpected(api, sandbox, coding):
         api.call(endpoints.list_charts())
 
 
-def test_a_corrupt_gzip_body_is_unexpected(api, sandbox):
+def test_a_corrupt_gzip_body_is_unexpected(api: Api, sandbox: SandboxServer) -> None:
     body = gzip.compress(b'{"data": []}')[:-12] + b"garbage-----"
     sandbox.state.inject(
         Fault.respond(200, headers={**JSON_HEADERS, "Content-Encoding": "gzip"}, body=body, path="/v1/charts")
@@ -127,7 +130,7 @@ def test_a_corrupt_gzip_body_is_unexpected(api, sandbox):
 # --- time ---------------------------------------------------------------------------------------------
 
 
-def test_a_trickling_body_ends_at_the_request_deadline(api_factory, sandbox):
+def test_a_trickling_body_ends_at_the_request_deadline(api_factory: ApiFactory, sandbox: SandboxServer) -> None:
     api = api_factory(timeout=1.0, retry=RetryPolicy(max_retries=1, backoff_initial=0.01, backoff_max=0.01))
     trickle = Fault.stream(
         200,
@@ -150,7 +153,7 @@ def test_a_trickling_body_ends_at_the_request_deadline(api_factory, sandbox):
 # --- typed errors for odd answers -----------------------------------------------------------------
 
 
-def test_deeply_nested_json_is_a_typed_error(api, sandbox):
+def test_deeply_nested_json_is_a_typed_error(api: Api, sandbox: SandboxServer) -> None:
     sandbox.state.inject(
         Fault.respond(200, headers=JSON_HEADERS, body="[" * 200_000 + "]" * 200_000, path="/v1/charts")
     )
@@ -158,7 +161,7 @@ def test_deeply_nested_json_is_a_typed_error(api, sandbox):
         api.call(endpoints.list_charts())
 
 
-def test_deeply_nested_json_in_an_error_body_keeps_the_status(api, sandbox):
+def test_deeply_nested_json_in_an_error_body_keeps_the_status(api: Api, sandbox: SandboxServer) -> None:
     body = '{"error": ' + "[" * 200_000 + "]" * 200_000 + "}"
     sandbox.state.inject(
         Fault.respond(400, headers={**JSON_HEADERS, "X-Request-Id": "req_deep"}, body=body, path="/v1/charts")
@@ -172,7 +175,7 @@ def test_deeply_nested_json_in_an_error_body_keeps_the_status(api, sandbox):
     ("error", "message"),
     [("no such thing", "no such thing"), (["a", "b"], "HTTP 404"), (42, "HTTP 404"), ({"type": {"x": 1}}, "HTTP 404")],
 )
-def test_an_error_of_the_wrong_shape_is_still_typed(api, sandbox, error, message):
+def test_an_error_of_the_wrong_shape_is_still_typed(api: Api, sandbox: SandboxServer, error: Any, message: Any) -> None:
     body = json.dumps({"error": error})
     sandbox.state.inject(
         Fault.respond(404, headers={**JSON_HEADERS, "X-Request-Id": "req_odd"}, body=body, path="/v1/charts")
@@ -182,7 +185,7 @@ def test_an_error_of_the_wrong_shape_is_still_typed(api, sandbox, error, message
     assert caught.value.request_id == "req_odd"
 
 
-def test_platform_text_is_one_bounded_line(api, sandbox):
+def test_platform_text_is_one_bounded_line(api: Api, sandbox: SandboxServer) -> None:
     error = {"type": "internal", "message": "line one\r\nFAKE LOG LINE\x1b[31m" + "y" * 5000}
     sandbox.state.inject(Fault.respond(400, headers=JSON_HEADERS, body=json.dumps({"error": error}), path="/v1/charts"))
     with pytest.raises(InvalidRequestError) as caught:
@@ -193,7 +196,7 @@ def test_platform_text_is_one_bounded_line(api, sandbox):
 
 
 @pytest.mark.parametrize("value", ["²", "-1", "1e9", "soon", "99999999999999999999"])
-def test_an_odd_retry_after_falls_back_to_backoff(api, sandbox, value):
+def test_an_odd_retry_after_falls_back_to_backoff(api: Api, sandbox: SandboxServer, value: Any) -> None:
     sandbox.state.inject(
         Fault.respond(429, headers={**JSON_HEADERS, "Retry-After": value}, body="{}", path="/v1/charts")
     )
@@ -202,7 +205,7 @@ def test_an_odd_retry_after_falls_back_to_backoff(api, sandbox, value):
     assert api.sleeps[0] <= 0.05  # the test policy's backoff, not the header
 
 
-def test_a_retry_after_past_the_cap_is_a_rate_limit_error(api, sandbox):
+def test_a_retry_after_past_the_cap_is_a_rate_limit_error(api: Api, sandbox: SandboxServer) -> None:
     sandbox.state.inject(
         Fault.respond(429, headers={**JSON_HEADERS, "Retry-After": "3600"}, body="{}", path="/v1/charts")
     )
@@ -218,7 +221,7 @@ def test_a_retry_after_past_the_cap_is_a_rate_limit_error(api, sandbox):
         ({"status": "running"}, "without an 'id'"),
     ],
 )
-def test_a_resource_of_the_wrong_shape_is_unexpected(api, sandbox, body, problem):
+def test_a_resource_of_the_wrong_shape_is_unexpected(api: Api, sandbox: SandboxServer, body: Any, problem: Any) -> None:
     path = "/v1/workflows/wf_1/executions/ex_1"
     sandbox.state.inject(
         Fault.respond(200, headers={**JSON_HEADERS, "X-Request-Id": "req_shape"}, body=json.dumps(body), path=path)
@@ -232,13 +235,13 @@ def test_a_resource_of_the_wrong_shape_is_unexpected(api, sandbox, body, problem
     "extra",
     [{"columns": "day,revenue"}, {"columns": [{"type": "int"}]}, {"columns": [["day"]]}, {}],
 )
-def test_chart_columns_of_the_wrong_shape_are_unexpected(api, sandbox, extra):
+def test_chart_columns_of_the_wrong_shape_are_unexpected(api: Api, sandbox: SandboxServer, extra: Any) -> None:
     sandbox.state.inject(Fault.pages(items=[[1]], extra={"chart_id": "ch_1", **extra}, path="/data$"))
     with pytest.raises(UnexpectedResponseError, match="columns"):
         api.items(endpoints.chart_data("ch_1"))
 
 
-def test_chart_rows_must_match_the_columns(api, sandbox):
+def test_chart_rows_must_match_the_columns(api: Api, sandbox: SandboxServer) -> None:
     columns = [{"name": "day", "type": "date"}, {"name": "revenue", "type": "number"}]
     sandbox.state.inject(Fault.pages(items=[["2026-11-01"]], extra={"columns": columns}, path="/data$"))
     with pytest.raises(UnexpectedResponseError, match="row must be a list of 2 values"):
@@ -248,14 +251,14 @@ def test_chart_rows_must_match_the_columns(api, sandbox):
 # --- pagination -----------------------------------------------------------------------------------
 
 
-def test_a_cursor_cycle_is_detected(api, sandbox):
+def test_a_cursor_cycle_is_detected(api: Api, sandbox: SandboxServer) -> None:
     sandbox.state.inject(Fault.pages(cycle=2, items=[{"id": "wf_x"}], times=50, path="/v1/workflows$"))
     with pytest.raises(UnexpectedResponseError, match="run in a circle"):
         api.items(endpoints.list_workflows())
     assert len([r for r in sandbox.state.requests if r.path == "/v1/workflows"]) == 3
 
 
-def test_a_listing_that_never_ends_is_cut_off(api, sandbox):
+def test_a_listing_that_never_ends_is_cut_off(api: Api, sandbox: SandboxServer) -> None:
     if api.mode != "sync":
         pytest.skip("the page bound is shared code; one transport is enough")
     sandbox.state.inject(Fault.pages(items=[{"id": "wf_x"}], times=100, path="/v1/workflows$"))
@@ -266,7 +269,7 @@ def test_a_listing_that_never_ends_is_cut_off(api, sandbox):
     assert len([r for r in sandbox.state.requests if r.path == "/v1/workflows"]) == 5
 
 
-def test_a_server_error_stays_typed_after_the_retries(api, sandbox):
+def test_a_server_error_stays_typed_after_the_retries(api: Api, sandbox: SandboxServer) -> None:
     sandbox.state.inject(Fault.respond(503, headers={"Content-Type": "text/html"}, body="<h1>down</h1>", times=10))
     with pytest.raises(ServerError, match="HTTP 503"):
         api.call(endpoints.list_charts())

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+from airflow_provider_analytics.sandbox.server import SandboxServer
+
 SCRIPT = textwrap.dedent(
     """
     import logging, sys
@@ -25,7 +27,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_deprecation_and_sunset_are_logged_once_per_route(sandbox):
+def test_deprecation_and_sunset_are_logged_once_per_route(sandbox: SandboxServer) -> None:
     sandbox.state.deprecate("/v1/reports", deprecation="@1767225600", sunset="Wed, 01 Jul 2027 00:00:00 GMT")
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT, sandbox.base_url, sandbox.token],

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from tests.support.fixtures import Api
 
 BAD_IDS = ["", "../etc/passwd", "a/b", "wf 1", "x" * 65, "wf_1?x=1", "%2e%2e", None, 7]
 
@@ -27,7 +31,7 @@ BAD_IDS = ["", "../etc/passwd", "a/b", "wf 1", "x" * 65, "wf_1?x=1", "%2e%2e", N
         lambda i: endpoints.generate_report([i]),
     ],
 )
-def test_malformed_ids_are_refused(build, bad_id):
+def test_malformed_ids_are_refused(build: Any, bad_id: Any) -> None:
     with pytest.raises(AnalyticsInputError, match="letters, digits"):
         build(bad_id)
 
@@ -38,11 +42,11 @@ def test_malformed_ids_are_refused(build, bad_id):
         (lambda: endpoints.generate_report([]), "non-empty list"),
         (lambda: endpoints.generate_report("db_1"), "non-empty list"),
         (lambda: endpoints.generate_report(["db_1"], format="docx"), "pdf, csv, xlsx, html"),
-        (lambda: endpoints.execute_workflow("wf_1", inputs=["a"]), "inputs must be a mapping"),
+        (lambda: endpoints.execute_workflow("wf_1", inputs=["a"]), "inputs must be a mapping"),  # type: ignore[arg-type]  # the wrong type is the test
         (lambda: endpoints.create_chart("c", "donut", "ds_1", "q"), "line, bar"),
         (lambda: endpoints.create_chart("", "line", "ds_1", "q"), "name must be a non-empty string"),
-        (lambda: endpoints.create_workflow("w", "not-a-dict"), "configuration must be a mapping"),
-        (lambda: endpoints.update_dashboard("db_1", "n", if_match="3"), "if_match"),
+        (lambda: endpoints.create_workflow("w", "not-a-dict"), "configuration must be a mapping"),  # type: ignore[arg-type]  # the wrong type is the test
+        (lambda: endpoints.update_dashboard("db_1", "n", if_match="3"), "if_match"),  # type: ignore[arg-type]  # the wrong type is the test
         (lambda: endpoints.update_dashboard("db_1", "n", tags="finance"), "tags must be a list"),
         (lambda: endpoints.create_workflow("w", {}, idempotency_key="has space"), "idempotency_key"),
         (lambda: endpoints.create_workflow("w", {}, idempotency_key="k" * 256), "idempotency_key"),
@@ -51,18 +55,18 @@ def test_malformed_ids_are_refused(build, bad_id):
         (lambda: endpoints.create_workflow("w", {"blob": "x" * (1024 * 1024)}), "at most 1 MiB"),
     ],
 )
-def test_bad_arguments_say_what_to_change(build, message):
+def test_bad_arguments_say_what_to_change(build: Any, message: Any) -> None:
     with pytest.raises(AnalyticsInputError, match=message):
         build()
 
 
-def test_refused_input_sends_nothing(api, sandbox):
+def test_refused_input_sends_nothing(api: Api, sandbox: SandboxServer) -> None:
     with pytest.raises(AnalyticsInputError):
         api.call(endpoints.get_execution("wf_1", "../../admin"))
     assert sandbox.state.requests == []
 
 
-def test_ids_are_placed_in_the_path_verbatim():
+def test_ids_are_placed_in_the_path_verbatim() -> None:
     spec = endpoints.get_execution("wf_A-1", "ex_b_2").spec
     assert spec.path == "/v1/workflows/wf_A-1/executions/ex_b_2"
     assert spec.route == "/v1/workflows/{workflow_id}/executions/{execution_id}"

@@ -89,4 +89,3 @@ def _restart_repeats_nothing(deployment: Deployment) -> str:
     expect(not repeated, f"syncs reported more than once: {repeated}")
     runs = [r["run_id"] for e in events for r in e["created_dagruns"]]
     return f"{len(before)} events before, {len(events) - len(before)} after; {len(set(runs))} runs; none repeated"
-

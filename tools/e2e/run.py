@@ -13,6 +13,7 @@ Exits non-zero when any check fails.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import shutil
 import signal
@@ -42,7 +43,7 @@ def examples_run_however_triggered(deployment: Deployment, checks: Checks) -> No
     first = "REST, no logical date" if deployment.release.no_logical_date == "null" else "REST, logical date left out"
     for dag_id, run_ids in runs.items():
         for run_id, how in zip(run_ids, (first, "REST, with a logical date"), strict=True):
-            checks.check(f"{dag_id} ({how})", lambda d=dag_id, r=run_id: _succeeded(deployment, d, r))
+            checks.check(f"{dag_id} ({how})", functools.partial(_succeeded, deployment, dag_id, run_id))
     last = runs["analytics_workflow_outputs"]
 
     def one_execution_per_run() -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
+from typing import Any
 
 from airflow.providers.common.compat.sdk import DAG, Asset
 
@@ -16,7 +17,7 @@ from airflow_provider_analytics.operators.reports import DownloadReportOperator,
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 
 HOST = os.environ.get("LINEAGE_TEST_HOST", "platform.invalid")
-FAST = {"poll_interval": 0.1, "deferrable": False}
+FAST: dict[str, Any] = {"poll_interval": 0.1, "deferrable": False}
 
 with DAG("lineage_chain", schedule=None, start_date=datetime(2026, 1, 1), catchup=False):
     refresh = ExecuteWorkflowOperator(
