@@ -53,7 +53,7 @@ class BoundedBody:
 
     @property
     def size(self) -> int:
-        """Decoded bytes collected so far."""
+        """Decoded bytes collected, and so held in memory, so far: never more than the limit."""
         return self._size
 
     def feed(self, raw: bytes) -> None:
@@ -83,12 +83,12 @@ class BoundedBody:
     def _keep(self, chunk: bytes) -> None:
         if not chunk:
             return
-        self._size += len(chunk)
-        if self._size > self._limit:
+        if self._size + len(chunk) > self._limit:  # refused before it is kept: size stays what is held
             raise ResponseTooLargeError(
                 f"{self._what} answered with a body over {self._limit} bytes; it was not read further "
                 "(raise the connection extra max_response_bytes if the platform really sends this much)"
             )
+        self._size += len(chunk)
         self._parts.append(chunk)
 
     def _undecodable(self, exc: zlib.error) -> UnexpectedResponseError:

@@ -45,7 +45,7 @@ class AnalyticsClient(BaseAnalyticsClient):
         super().__init__(config)
         # An injected transport (a test's MockTransport) is used as it is, without environment proxies, as
         # httpx itself does; otherwise every pool runs on the deadline backend (wire/transports.py).
-        transports = {"transport": transport} if transport is not None else sync_transports(self._pool_settings())
+        transports = {"transport": transport} if transport is not None else sync_transports(self.pool_settings())
         self._http = httpx.Client(**transports, **self._httpx_options())
         self._sleep = sleep
 
@@ -124,7 +124,7 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         super().__init__(config)
-        transports = {"transport": transport} if transport is not None else async_transports(self._pool_settings())
+        transports = {"transport": transport} if transport is not None else async_transports(self.pool_settings())
         self._http = httpx.AsyncClient(**transports, **self._httpx_options())
         self._sleep = sleep
 

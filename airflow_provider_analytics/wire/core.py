@@ -138,7 +138,7 @@ class BaseAnalyticsClient:
             "follow_redirects": False,
         }
 
-    def _pool_settings(self) -> PoolSettings:
+    def pool_settings(self) -> PoolSettings:
         """TLS and limits of the connection pools under both clients (wire/transports.py builds them)."""
         # httpx closes idle connections after 5 s: a wait polling every 5 s or more would pay a new TLS
         # handshake on every poll. A dead kept connection is noticed and replaced before it is reused.

@@ -9,6 +9,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnauthenticatedError
 from tests.support.connections import BOGUS_TOKEN, new_hook, set_json_connection, whole_text
+from tests.support.sockets import connections_to
 
 
 @pytest.mark.anyio
@@ -19,6 +20,7 @@ async def test_async_hook_reads_execution_report_and_sync(sandbox: SandboxServer
     sandbox.state.start_sync("ds_warehouse")
     sandbox.state.advance(10)
 
+    sync_hooks_connections = connections_to(sandbox.port)
     async with AnalyticsAsyncHook() as hook:
         fetched = await hook.call(endpoints.get_execution("wf_nightly_enrichment", execution["id"]))
         assert fetched["id"] == execution["id"]
@@ -31,7 +33,8 @@ async def test_async_hook_reads_execution_report_and_sync(sandbox: SandboxServer
         assert len(names) == len(sandbox.state.workflows("ws_default"))
         client = await hook.get_client()
         assert await hook.get_client() is client  # one client for the hook's life
-    assert hook._client is None  # closed on exit
+        assert connections_to(sandbox.port) == sync_hooks_connections + 1  # one kept connection for every call
+    assert connections_to(sandbox.port) == sync_hooks_connections  # its client and pool closed on exit
 
 
 @pytest.mark.anyio

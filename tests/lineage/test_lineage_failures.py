@@ -4,7 +4,6 @@ unreadable XCom. Each leaves a partial lineage (what is known without the platfo
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 
 import pytest
@@ -44,11 +43,13 @@ def test_platform_down_gives_partial_lineage_after_one_attempt(
 def test_a_slow_platform_costs_at_most_the_lineage_timeout(sandbox: SandboxServer, tmp_path: Path) -> None:
     operator, ti = chart_rows_task(tmp_path)
     sandbox.state.inject(Fault.delay(30, path="^/v1/charts$"))
-    started = time.monotonic()
+    before = len(sandbox.state.requests)
     lineage = operator.get_openlineage_facets_on_complete(ti)
-    elapsed = time.monotonic() - started
-    assert EXTRA_CALL_TIMEOUT - 0.5 < elapsed < EXTRA_CALL_TIMEOUT + 2, elapsed
-    assert "timed out" in lineage.run_facets[FACET_NAME].gaps[0].lower()
+    # The one call lineage made gave up at the lineage timeout (the client's message says which bound ended
+    # it), not at the connection's 30 s, and was not retried: the 30 s answer was never waited for.
+    [gap] = lineage.run_facets[FACET_NAME].gaps
+    assert f"timed out after {EXTRA_CALL_TIMEOUT:g} s" in gap
+    assert [entry.path for entry in sandbox.state.requests[before:]] == ["/v1/charts"]
 
 
 def test_a_missing_connection_gives_an_empty_lineage(

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from airflow.providers.common.compat.sdk import Asset
+from openlineage.client.serde import Serde
 
 from airflow_provider_analytics.lineage.facets import FACET_NAME, PRODUCER, AnalyticsRunFacet
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
@@ -41,7 +42,7 @@ class OutletEvents:
 def facet(lineage: Any) -> AnalyticsRunFacet:
     found = lineage.run_facets[FACET_NAME]
     assert isinstance(found, AnalyticsRunFacet)
-    assert found._producer == PRODUCER
+    assert Serde.to_dict(found)["_producer"] == PRODUCER  # as the facet goes out in the OpenLineage event
     return found
 
 

@@ -16,17 +16,18 @@ from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSens
 from airflow_provider_analytics.wire.errors import NotFoundError
 from tests.support.context import SLOW, make_context
 from tests.support.names import WORKFLOW
+from tests.support.sockets import connections_to
 
 
-def _pool_is_closed(task: Any) -> bool:
-    """The hook was used, and its client (the connection pool) is gone."""
-    return "hook" in task.__dict__ and "client" not in task.hook.__dict__
+def _pool_is_closed(sandbox: SandboxServer) -> bool:
+    """The task talked to the sandbox, and holds no connection to it any more (as the OS reports it)."""
+    return bool(sandbox.state.requests) and connections_to(sandbox.port) == 0
 
 
 def test_closed_after_returning(sandbox: SandboxServer) -> None:
     task = ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, wait_for_completion=False)
     assert task.execute(make_context())["status"] == "queued"
-    assert _pool_is_closed(task)
+    assert _pool_is_closed(sandbox)
 
 
 def test_closed_after_deferring(sandbox: SandboxServer) -> None:
@@ -34,7 +35,7 @@ def test_closed_after_deferring(sandbox: SandboxServer) -> None:
     task = ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, deferrable=True)
     with pytest.raises(TaskDeferred):
         task.execute(make_context())
-    assert _pool_is_closed(task)
+    assert _pool_is_closed(sandbox)
 
 
 def test_closed_after_failing(sandbox: SandboxServer) -> None:
@@ -42,19 +43,23 @@ def test_closed_after_failing(sandbox: SandboxServer) -> None:
     task = GetChartDataOperator(task_id="t", chart_id="ch_revenue")
     with pytest.raises(NotFoundError):
         task.execute(make_context())
-    assert _pool_is_closed(task)
+    assert _pool_is_closed(sandbox)
 
 
 def test_the_sensor_closes_its_pool(sandbox: SandboxServer) -> None:
     task = DataSourceSyncedSensor(task_id="t", data_source_id="ds_warehouse", synced_after="2020-01-01T00:00:00Z")
     assert task.execute(make_context())["data_source_id"] == "ds_warehouse"
-    assert _pool_is_closed(task)
+    assert _pool_is_closed(sandbox)
 
 
-def test_a_closed_hook_is_rebuilt_when_used_again(sandbox: SandboxServer) -> None:
+def test_a_hook_closed_by_a_step_is_rebuilt_when_used_again(sandbox: SandboxServer) -> None:
     task = ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, wait_for_completion=False)
-    task.execute(make_context())
-    assert task.hook.get_execution(WORKFLOW, task.execute(make_context())["id"])["workflow_id"] == WORKFLOW
+    started = task.execute(make_context())
+    assert _pool_is_closed(sandbox)
+    with task.hook as hook:  # used outside a task step, so closed here
+        assert hook.get_execution(WORKFLOW, started["id"])["workflow_id"] == WORKFLOW
+        assert connections_to(sandbox.port) == 1  # a new pool, with its one kept connection
+    assert connections_to(sandbox.port) == 0
 
 
 def _task_classes() -> list[type]:

@@ -238,7 +238,8 @@ def test_the_walk_uses_the_key_chain_of_the_task_state_store_path(sandbox: Sandb
         store_op = work.operator()
         store_op.durable = True
         store = StubTaskStateStore({op.external_id_key: json.loads(json.dumps(op.external_id(stored)))})
-        assert store_op.submit_job(retry_context(3, task_state_store=store)) == op.external_id(following)
+        with store_op.hook:  # submit_job is called alone here, not in a task step that would close it
+            assert store_op.submit_job(retry_context(3, task_state_store=store)) == op.external_id(following)
     assert len(work.records(sandbox)) == 3
 
 

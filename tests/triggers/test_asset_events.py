@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
 from typing import Any
 
 import pytest
@@ -320,9 +319,7 @@ def test_transient_errors_keep_the_watcher_polling(
             await until("the event after the outage", lambda: len(watching.events) == 1, seconds=15)
         return watching.payloads
 
-    started = time.monotonic()
     [payload] = asyncio.run(scenario())
 
     assert payload["status"] == "synced"
     assert requests_to(sandbox, SYNC_PATH).count(503) == 4
-    assert time.monotonic() - started < 15

@@ -21,6 +21,7 @@ from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.errors import ForbiddenError
 from tests.support.context import SLOW
 from tests.support.names import CONN_ENV, WORKFLOW
+from tests.support.sockets import connections_to
 from tests.support.triggers import execution_path, execution_view, report_view, soon
 
 
@@ -117,13 +118,16 @@ def test_a_closed_client_is_never_reused(sandbox: SandboxServer) -> None:
     async def scenario() -> None:
         hook = AnalyticsAsyncHook()
         first = await hook.get_client()
+        await hook.call(endpoints.get_sync_status("ds_warehouse"))
+        assert connections_to(sandbox.port) == 1  # the client's kept connection
         await hook.aclose()
-        assert first._http.is_closed
+        assert connections_to(sandbox.port) == 0  # closed with it
         second = await hook.get_client()
         assert second is not first
-        assert not second._http.is_closed
         assert (await hook.call(endpoints.get_sync_status("ds_warehouse")))["data_source_id"] == "ds_warehouse"
+        assert connections_to(sandbox.port) == 1
         await hook.aclose()
+        assert connections_to(sandbox.port) == 0
 
     asyncio.run(scenario())
 
@@ -177,11 +181,12 @@ def test_a_rotated_token_is_picked_up(
 def test_reload_uses_the_new_token(sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> tuple[bool, bool, str]:
         async with AnalyticsAsyncHook() as hook:
-            old = await hook.get_client()
+            await hook.call(endpoints.get_sync_status("ds_warehouse"))
             unchanged = await hook.reload_connection()
+            assert connections_to(sandbox.port) == 1  # an unchanged connection keeps its client and pool
             monkeypatch.setenv(CONN_ENV, sandbox.connection_json(token=LIMITED_TOKEN))
             changed = await hook.reload_connection()
-            assert old._http.is_closed
+            assert connections_to(sandbox.port) == 0  # the old client was closed, not left to the GC
             return unchanged, changed, (await hook.get_client()).config.token
 
     assert asyncio.run(scenario()) == (False, True, LIMITED_TOKEN)

@@ -112,7 +112,7 @@ def test_polls_reuse_one_kept_connection_async() -> None:
 
 
 def test_every_pool_shares_the_tls_context_and_keeps_connections_two_minutes() -> None:
-    settings = BaseAnalyticsClient(_config("https://api.example.com"))._pool_settings()
+    settings = BaseAnalyticsClient(_config("https://api.example.com")).pool_settings()
     assert settings.ssl_context is tls_context(True)  # one CA bundle load per process, not per client
     assert settings.options() == {
         "ssl_context": tls_context(True),

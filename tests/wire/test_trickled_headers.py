@@ -7,7 +7,6 @@ ends the wait; uvicorn sends headers whole, so the sandbox cannot play this and 
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -28,12 +27,13 @@ def _config(url: str) -> ClientConfig:
 
 
 def test_trickled_headers_end_at_the_deadline_sync() -> None:
-    with HostileServer([TRICKLED]) as server:
-        started = time.monotonic()
-        with AnalyticsClient(_config(server.url)) as client, pytest.raises(AnalyticsTimeoutError):
-            client.call(endpoints.list_charts())
-        elapsed = time.monotonic() - started
-    assert elapsed < 8, elapsed  # two attempts of 1 s each
+    with (
+        HostileServer([TRICKLED]) as server,
+        AnalyticsClient(_config(server.url)) as client,
+        pytest.raises(AnalyticsTimeoutError),
+    ):
+        client.call(endpoints.list_charts())
+    # A timeout at all shows the deadline ended each attempt: each byte comes inside httpx's read timeout.
     assert [request.line for request in server.received] == [b"GET /v1/charts HTTP/1.1"] * 2
     assert server.received[0].header("Authorization") == b"Bearer t0ken-value"
 
@@ -43,10 +43,6 @@ def test_trickled_headers_end_at_the_deadline_async() -> None:
         async with AsyncAnalyticsClient(_config(url)) as client:
             await client.call(endpoints.list_charts())
 
-    with HostileServer([TRICKLED]) as server:
-        started = time.monotonic()
-        with pytest.raises(AnalyticsTimeoutError):
-            asyncio.run(scenario(server.url))
-        elapsed = time.monotonic() - started
-    assert elapsed < 8, elapsed
+    with HostileServer([TRICKLED]) as server, pytest.raises(AnalyticsTimeoutError):
+        asyncio.run(scenario(server.url))
     assert len(server.received) == 2

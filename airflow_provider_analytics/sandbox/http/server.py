@@ -124,6 +124,12 @@ class SandboxServer:
         self.stop()
 
     @property
+    def requests_in_progress(self) -> int:
+        """How many requests the server is handling at this moment (``0`` when idle or stopped)."""
+        server = self._server
+        return 0 if server is None else len(server.server_state.tasks)
+
+    @property
     def port(self) -> int:
         """The port the server listens on (known once started)."""
         if self._port is None:
