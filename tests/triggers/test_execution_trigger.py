@@ -96,6 +96,7 @@ def test_execution_trigger_times_out_with_the_last_state_seen(sandbox: SandboxSe
 
     event = only_event(trigger)
     # Not before the deadline: read after the event, so a slow machine can only make this later, never earlier.
+    assert trigger.deadline is not None
     assert time.time() >= trigger.deadline
 
     assert event == {
