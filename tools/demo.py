@@ -29,6 +29,7 @@ PLAN = [
     ("analytics_dashboards_as_code", "2026-11-19"),
     ("analytics_dashboards_as_code", "2026-11-20"),
     ("analytics_fire_and_forget", None),
+    ("analytics_platform_objects", None),
 ]
 
 
