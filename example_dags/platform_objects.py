@@ -26,6 +26,7 @@ with DAG(
     schedule=None,
     start_date=datetime(2026, 11, 1),
     catchup=False,
+    max_active_runs=1,  # two runs at once would read the same dashboard version; the second update would fail (412)
     tags=["analytics", "example"],
 ):
     # [START howto_operator_analytics_connect_data_source]
