@@ -87,7 +87,7 @@ READ_BACK = textwrap.dedent(
     for conn_id in sys.argv[1:]:
         with AnalyticsHook(conn_id) as hook:
             config = hook.client.config
-            print(json.dumps([conn_id, config.base_url, config.workspace_id, config.timeout, hook.ui_url]))
+            print("READ " + json.dumps([conn_id, config.base_url, config.workspace_id, config.timeout, hook.ui_url]))
     """
 )
 
@@ -105,7 +105,7 @@ def test_the_connection_forms_parse() -> None:
         check=False,
     )
     assert answer.returncode == 0, answer.stderr[-3000:]
-    lines = [line for line in answer.stdout.splitlines() if line.startswith("[")]  # not Airflow's log lines
+    lines = [line.removeprefix("READ ") for line in answer.stdout.splitlines() if line.startswith("READ ")]
     assert lines == [
         '["analytics_default", "https://api.analytics.example.com", "ws_finance", 30.0, '
         '"https://app.analytics.example.com"]',
