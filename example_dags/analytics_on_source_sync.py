@@ -21,6 +21,7 @@ from airflow.sdk import DAG, Asset, AssetWatcher, task
 from airflow_provider_analytics.operators.reports import GenerateReportOperator
 from airflow_provider_analytics.triggers.asset_events import DataSourceSyncedEventTrigger
 
+# [START howto_event_trigger_analytics_data_source_synced]
 DATA_SOURCE = "ds_warehouse"
 warehouse_synced = Asset(
     "analytics-warehouse-synced",
@@ -32,6 +33,7 @@ warehouse_synced = Asset(
         )
     ],
 )
+# [END howto_event_trigger_analytics_data_source_synced]
 
 with DAG(
     dag_id="analytics_on_source_sync",
@@ -41,7 +43,7 @@ with DAG(
     max_active_runs=1,  # syncs during a run wait for it, then start one run together
     tags=["analytics", "example"],
 ):
-
+    # [START howto_event_trigger_analytics_read_the_event]
     @task(multiple_outputs=True)
     def synced(triggering_asset_events: Any = None) -> dict[str, Any]:
         """The sync this run is for: the newest among the events that started it."""
@@ -53,6 +55,8 @@ with DAG(
                 return dict(hook.get_sync_status(DATA_SOURCE))
         payloads = [event.extra["payload"] for event in events]
         return max(payloads, key=lambda payload: payload["last_synced_at"])  # RFC 3339 UTC: sorts by time
+
+    # [END howto_event_trigger_analytics_read_the_event]
 
     sync = synced()
     report = GenerateReportOperator(

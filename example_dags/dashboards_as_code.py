@@ -24,6 +24,7 @@ with DAG(
     catchup=False,
     tags=["analytics", "example"],
 ):
+    # [START howto_operator_analytics_create_chart]
     charts = {
         chart["key"]: CreateChartOperator(
             task_id=f"chart_{chart['key']}",
@@ -35,6 +36,8 @@ with DAG(
         )
         for chart in DEFINITION["charts"]
     }
+    # [END howto_operator_analytics_create_chart]
+    # [START howto_operator_analytics_create_dashboard]
     dashboard = CreateDashboardOperator(
         task_id="dashboard",
         **DEFINITION["dashboard"],
@@ -44,4 +47,5 @@ with DAG(
         ],
         update_existing=True,
     )
+    # [END howto_operator_analytics_create_dashboard]
     list(charts.values()) >> dashboard

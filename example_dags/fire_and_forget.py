@@ -20,6 +20,7 @@ with DAG(
     catchup=False,
     tags=["analytics", "example"],
 ):
+    # [START howto_operator_analytics_execute_workflow_no_wait]
     start_refresh = ExecuteWorkflowOperator(
         task_id="start_refresh",
         workflow_id="wf_sessionize_events",
@@ -27,11 +28,13 @@ with DAG(
         inputs={"hour": "{{ (dag_run.run_after | default(dag_run.logical_date)) | ts }}"},
         wait_for_completion=False,
     )
+    # [END howto_operator_analytics_execute_workflow_no_wait]
 
     @task
     def unrelated_work() -> str:
         return "done while the platform works"
 
+    # [START howto_sensor_analytics_data_source_synced_after_start]
     events_fresh = DataSourceSyncedSensor(
         task_id="events_fresh",
         data_source_id="ds_events",
@@ -40,4 +43,5 @@ with DAG(
         poke_interval=5,
         timeout=1800,
     )
+    # [END howto_sensor_analytics_data_source_synced_after_start]
     start_refresh >> [unrelated_work(), events_fresh]

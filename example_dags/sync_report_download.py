@@ -27,6 +27,7 @@ with DAG(
     catchup=False,
     tags=["analytics", "example"],
 ):
+    # [START howto_sensor_analytics_data_source_synced]
     warehouse_fresh = DataSourceSyncedSensor(
         task_id="warehouse_fresh",
         data_source_id="ds_warehouse",
@@ -35,6 +36,8 @@ with DAG(
         poke_interval=5,
         timeout=3600,
     )
+    # [END howto_sensor_analytics_data_source_synced]
+    # [START howto_operator_analytics_generate_report]
     generate = GenerateReportOperator(
         task_id="generate",
         dashboard_ids=["db_sales", "db_product"],
@@ -49,6 +52,8 @@ with DAG(
         retries=2,
         retry_delay=timedelta(seconds=15),
     )
+    # [END howto_operator_analytics_generate_report]
+    # [START howto_operator_analytics_download_report]
     download = DownloadReportOperator(
         task_id="download",
         report_id="{{ ti.xcom_pull(task_ids='generate')['id'] }}",
@@ -58,4 +63,5 @@ with DAG(
         retries=2,
         retry_delay=timedelta(seconds=15),
     )
+    # [END howto_operator_analytics_download_report]
     warehouse_fresh >> generate >> download

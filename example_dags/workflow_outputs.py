@@ -19,6 +19,7 @@ with DAG(
     catchup=False,
     tags=["analytics", "example"],
 ):
+    # [START howto_operator_analytics_execute_workflow]
     enrich = ExecuteWorkflowOperator(
         task_id="enrich",
         workflow_id="wf_nightly_enrichment",
@@ -31,6 +32,7 @@ with DAG(
         retries=2,  # a retry reattaches to the running execution instead of starting another
         retry_delay=timedelta(seconds=15),
     )
+    # [END howto_operator_analytics_execute_workflow]
 
     @task
     def check_volume(execution: dict) -> str:

@@ -27,6 +27,7 @@ DAG_IDS = {
     "analytics_on_source_sync.py": "analytics_on_source_sync",
     "dashboards_as_code.py": "analytics_dashboards_as_code",
     "fire_and_forget.py": "analytics_fire_and_forget",
+    "platform_objects.py": "analytics_platform_objects",
     "sync_report_download.py": "analytics_sync_report_download",
     "workflow_outputs.py": "analytics_workflow_outputs",
 }

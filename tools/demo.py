@@ -29,6 +29,7 @@ PLAN = [
     ("analytics_dashboards_as_code", "2026-11-19"),
     ("analytics_dashboards_as_code", "2026-11-20"),
     ("analytics_fire_and_forget", None),
+    ("analytics_platform_objects", None),
 ]
 
 
@@ -92,6 +93,12 @@ def describe(task_id: str, key: str, value: Any) -> None:
         print(f"    dashboard {value['id']} '{value.get('name')}' at version {value['version']}")
     elif "last_synced_at" in value:
         print(f"    {value['data_source_id']} {value['status']}, last synced {value['last_synced_at']}")
+    elif "rows" in value and "uri" in value:  # GetChartDataOperator with a destination
+        print(f"    chart export  {value['uri']}  {value['rows']} rows ({value['format']})")
+    elif "rows" in value:  # GetChartDataOperator without one: the rows through XCom
+        print(f"    chart {value['chart_id']}: {len(value['rows'])} rows to XCom")
+    elif str(value.get("id", "")).startswith(("ds_", "wf_")):
+        print(f"    {value['id']} '{value.get('name')}' created")
     elif value.get("format"):
         print(f"    report {value['id']} ({value['format']}): {value['status']}, {value.get('size_bytes')} bytes")
     elif str(value.get("id", "")).startswith("ch_"):

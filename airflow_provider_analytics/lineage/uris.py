@@ -12,8 +12,10 @@ calls :func:`normalize_uri` on every such ``Asset`` and the OpenLineage provider
   2.11 and 3.0, user info with a password from 3.1 on. Only ``analytics://user@host/...`` on 3.1+ reaches
   :func:`normalize_uri`, which refuses it; elsewhere the asset is the URI without the user info.
 - Airflow 2.11 turns the handler's ``ValueError`` into a ``UserWarning`` carrying its message, unless
-  ``[core] strict_dataset_uri_validation`` is on; Airflow 3 always refuses the ``Asset``. This module stays cheap to
-import (Airflow imports it while registering providers) and imports OpenLineage only inside the converter.
+  ``[core] strict_dataset_uri_validation`` is on; Airflow 3 always refuses the ``Asset``.
+
+This module stays cheap to import (Airflow imports it while registering providers) and imports OpenLineage
+only inside the converter.
 """
 
 from __future__ import annotations
