@@ -1,0 +1,83 @@
+"""What an operator does to a deployment during the soak: rotate the token, restart and kill components.
+
+The schedule is a function of the soak's length: the token is rotated once (the old one stays valid for a
+grace period, then the platform refuses it); the triggerer gets SIGTERM every ten minutes (once in a short
+soak) and SIGKILL once; one Celery worker is SIGKILLed (with the task processes it runs) and started again;
+the scheduler is restarted once. Each operation is logged with its time, which the accounting uses (a sync
+seen by a triggerer that was stopped in the next moment may be lost: docs/events.md).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from deployment import SoakDeployment
+
+
+@dataclass
+class Operation:
+    at: float  # seconds after the load started
+    name: str
+    run: Callable[[], str]
+    done_at: float | None = None
+    detail: str = ""
+
+
+@dataclass
+class OperationsRecord:
+    done: list[tuple[float, str, str]] = field(default_factory=list)  # epoch, name, detail
+    triggerer_stops: list[float] = field(default_factory=list)
+
+
+class Operations:
+    """The scheduled operations; :meth:`due` runs those whose time came.
+
+    :param deployment: the running deployment.
+    """
+
+    def __init__(self, deployment: SoakDeployment) -> None:
+        self.deployment = deployment
+        self.record = OperationsRecord()
+        seconds = deployment.plan.seconds
+        grace = min(60.0, max(20.0, seconds / 10))
+        self.schedule = [
+            Operation(0.40 * seconds, "rotate the token", lambda: self.rotate(grace)),
+            Operation(0.55 * seconds, "SIGKILL the triggerer", lambda: self.restart("triggerer", signal.SIGKILL)),
+            Operation(
+                0.70 * seconds, "SIGKILL worker_b, start it again", lambda: self.restart("worker_b", signal.SIGKILL)
+            ),
+            Operation(0.85 * seconds, "restart the scheduler", lambda: self.restart("scheduler", signal.SIGTERM)),
+        ]
+        every = 600.0
+        sigterms = [0.25 * seconds] if seconds < 2 * every else [every * k for k in range(1, int(seconds // every) + 1)]
+        for at in sigterms:
+            if at < seconds - 30:
+                self.schedule.append(
+                    Operation(at, "SIGTERM the triggerer", lambda: self.restart("triggerer", signal.SIGTERM))
+                )
+        self.schedule.sort(key=lambda op: op.at)
+
+    def due(self, elapsed: float) -> None:
+        for operation in self.schedule:
+            if operation.done_at is None and elapsed >= operation.at:
+                operation.done_at = time.time()
+                operation.detail = operation.run()
+                self.record.done.append((operation.done_at, operation.name, operation.detail))
+                print(f"[{elapsed:5.0f} s] {operation.name}: {operation.detail}", flush=True)
+
+    def rotate(self, grace: float) -> str:
+        new = self.deployment.rotate_token(grace_seconds=grace)
+        self.deployment.update_connection_token(new)
+        return f"new token in the connection (REST PATCH); the old one refused after {grace:g} s"
+
+    def restart(self, component: str, sig: int) -> str:
+        cluster = self.deployment.c
+        old = cluster.processes[component].pid
+        if component == "triggerer":
+            self.record.triggerer_stops.append(time.time())
+        cluster.restart(component, sig)
+        new = cluster.processes[component].pid
+        return f"pid {old} stopped with {signal.Signals(sig).name}, started again as pid {new}"
