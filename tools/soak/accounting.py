@@ -28,6 +28,8 @@ JOB_TASKS = {
 WAITS_FOR_THE_END = {key for key in JOB_TASKS if key != ("soak_fire_and_forget", "start")}
 DOWNLOADS = {"soak_report_local": "generate", "soak_report_s3": "generate", "soak_events": "sales_report"}
 FAILED_WORK = {"failed"}
+# How the error of a try the platform failed reads (the sandbox's chaos failures of executions and reports).
+GENUINE_ERRORS = ("(chaos)", "render_failed", "report failed")
 # A sync seen by the watcher this shortly before its triggerer stopped may be lost (docs/events.md).
 LOST_EVENT_WINDOW = 3.0
 
@@ -59,6 +61,8 @@ class Collected:
     log_files: list[Path]
     tokens: list[str]
     triggerer_stops: list[float]
+    # (run id, task id) -> the earlier tries that failed, with the error each ended on
+    failed_tries: dict[tuple[str, str], list[tuple[int, str]]] = field(default_factory=dict)
     notes: dict[str, Any] = field(default_factory=dict)  # figures the invariants found on the way
 
 
@@ -80,6 +84,16 @@ def chains(collected: Collected) -> dict[tuple[str, str], list[dict[str, Any]]]:
     for records in found.values():
         records.sort(key=lambda record: when(record["created_at"]))
     return found
+
+
+def tries_the_platform_did_not_fail(collected: Collected) -> list[tuple[str, str, int, str]]:
+    """Failed tries not explained by a failed piece of platform work: (run, task, try, error).
+
+    A try the platform failed ends on the platform's error (the sandbox's chaos failures say so).
+    """
+    return [(run_id, task_id, number, error)
+            for (run_id, task_id), tries in sorted(collected.failed_tries.items())
+            for number, error in tries if not any(mark in error for mark in GENUINE_ERRORS)]  # fmt: skip
 
 
 def tis_by_key(collected: Collected) -> dict[tuple[str, str], dict[str, Any]]:

@@ -70,7 +70,8 @@ class SoakPlan:
 
     @property
     def sync_every(self) -> float:
-        return 20.0
+        """Seconds between syncs: a sensor waits for the next one, so a short soak syncs more often."""
+        return 10.0 if self.minutes < 30 else 20.0
 
     @property
     def sample_every(self) -> float:
@@ -236,6 +237,29 @@ class SoakDeployment:
             if error.code == 404:
                 return None
             raise
+
+    def failed_tries(self, ti: dict[str, Any]) -> list[tuple[int, str]]:
+        """The earlier tries of a task instance that failed, each with the error its log ends on."""
+        base = f"/dags/{ti['dag_id']}/dagRuns/{ti['dag_run_id']}/taskInstances/{ti['task_id']}"
+        found = []
+        for attempt in self.c.api("GET", base + "/tries")["task_instances"]:
+            if attempt["state"] in ("failed", "up_for_retry") and attempt["try_number"] != ti["try_number"]:
+                found.append((int(attempt["try_number"]), self._last_error(f"{base}/logs/{attempt['try_number']}")))
+        return found
+
+    def _last_error(self, path: str) -> str:
+        try:
+            events = self.c.api("GET", path + "?full_content=true")["content"]
+        except (urllib.error.URLError, KeyError, ValueError) as error:
+            return f"(log unreadable: {error})"
+        errors = [e for e in events if isinstance(e, dict) and e.get("level") in ("error", "critical")]
+        if not errors:
+            return "(no error in the log: the try's process was lost)"
+        last = errors[-1]
+        details = last.get("error_detail") or []
+        exception = details[-1] if details and isinstance(details[-1], dict) else {}
+        what = f"{exception.get('exc_type', '')}: {exception.get('exc_value', '')}" if exception else ""
+        return f"{last.get('event', '')} {what}".strip()[:300]
 
     def sandbox(self, path: str) -> Any:
         return self.c.sandbox("GET", path)

@@ -20,11 +20,23 @@ COMPONENTS = ("triggerer", "worker_a", "worker_b", "scheduler", "api-server", "d
 
 @dataclass
 class Sample:
-    """One reading of one component: when, its tree's RSS in MB, its open descriptors, how many processes."""
+    """One reading of one component.
+
+    :param at: when (epoch seconds).
+    :param component: which.
+    :param pid: the component's own process (a restart starts a new one).
+    :param rss_mb: RSS of its whole process tree (task processes of a worker included), MB.
+    :param core_mb: RSS of the process and its direct children (a worker's pool, the triggerer's runner): the
+        long-lived part, where a leak accumulates; a worker's task processes come and go below it.
+    :param fds: open file descriptors of the whole tree.
+    :param processes: processes in the tree.
+    """
 
     at: float
     component: str
+    pid: int
     rss_mb: float
+    core_mb: float
     fds: int
     processes: int
 
@@ -86,6 +98,8 @@ class Health(threading.Thread):
         for name, process in list(self.deployment.c.processes.items()):
             members = tree(process.pid)
             self.record.pids.update(member.pid for member in members)
-            if name in COMPONENTS:
+            if name in COMPONENTS and members:
                 rss, fds = measure(members)
-                self.record.samples.append(Sample(now, name, rss, fds, len(members)))
+                core = [members[0], *members[0].children()] if members else []
+                core_mb, _ = measure(core)
+                self.record.samples.append(Sample(now, name, process.pid, rss, core_mb, fds, len(members)))

@@ -19,8 +19,8 @@ from typing import Any
 from deployment import LOAD_DAGS, SYNCED_SOURCES, SoakDeployment
 
 # How the load is mixed (a run of soak_as_code holds a worker slot for its whole platform work: rare).
-WEIGHTS = {"soak_workflow": 30, "soak_report_local": 22, "soak_report_s3": 22, "soak_fire_and_forget": 20,
-           "soak_as_code": 6}  # fmt: skip
+WEIGHTS = {"soak_workflow": 28, "soak_report_local": 21, "soak_report_s3": 21, "soak_fire_and_forget": 20,
+           "soak_as_code": 10}  # fmt: skip
 WITH_LOGICAL_DATE = 0.15
 
 

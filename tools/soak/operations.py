@@ -9,12 +9,17 @@ seen by a triggerer that was stopped in the next moment may be lost: docs/events
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import psutil
 from deployment import SoakDeployment
+from health import tree
+
+WORKERS = ("worker_a", "worker_b")
 
 
 @dataclass
@@ -41,14 +46,13 @@ class Operations:
     def __init__(self, deployment: SoakDeployment) -> None:
         self.deployment = deployment
         self.record = OperationsRecord()
+        self.killed: list[tuple[str, str]] = []
         seconds = deployment.plan.seconds
         grace = min(60.0, max(20.0, seconds / 10))
         self.schedule = [
             Operation(0.40 * seconds, "rotate the token", lambda: self.rotate(grace)),
             Operation(0.55 * seconds, "SIGKILL the triggerer", lambda: self.restart("triggerer", signal.SIGKILL)),
-            Operation(
-                0.70 * seconds, "SIGKILL worker_b, start it again", lambda: self.restart("worker_b", signal.SIGKILL)
-            ),
+            Operation(0.70 * seconds, "SIGKILL a busy worker, start it again", self.kill_busy_worker),
             Operation(0.85 * seconds, "restart the scheduler", lambda: self.restart("scheduler", signal.SIGTERM)),
         ]
         every = 600.0
@@ -67,6 +71,28 @@ class Operations:
                 operation.detail = operation.run()
                 self.record.done.append((operation.done_at, operation.name, operation.detail))
                 print(f"[{elapsed:5.0f} s] {operation.name}: {operation.detail}", flush=True)
+
+    def kill_busy_worker(self) -> str:
+        """SIGKILL the worker running a worker-side wait (whichever does, waiting a little for one), as a lost
+        machine: the whole process tree, task processes included. Its task's retry must reattach."""
+        cluster = self.deployment.c
+        deadline = time.time() + min(90.0, max(0.0, self.deployment.plan.seconds * 0.12))
+        victim, task = "worker_b", "no worker-side wait was running"
+        while True:
+            path = "/dags/soak_as_code/dagRuns/~/taskInstances?state=running&limit=100"
+            tis = cluster.api("GET", path)["task_instances"]
+            running = [t for t in tis if t["task_id"] == "run_workflow" and t.get("hostname") in WORKERS]
+            if running:
+                victim, task = running[0]["hostname"], f"it ran {running[0]['dag_run_id']}.run_workflow"
+                break
+            if time.time() > deadline:
+                break
+            time.sleep(2)
+        for process in reversed(tree(cluster.processes[victim].pid)):
+            with contextlib.suppress(psutil.Error):
+                process.send_signal(signal.SIGKILL)
+        self.killed.append((victim, task))
+        return f"{victim} ({task}): " + self.restart(victim, signal.SIGKILL)
 
     def rotate(self, grace: float) -> str:
         new = self.deployment.rotate_token(grace_seconds=grace)

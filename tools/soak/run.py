@@ -100,6 +100,8 @@ def collect(deployment: SoakDeployment, operations: Operations) -> tuple[Collect
         exports=deployment.c.exports, s3_objects=objects, s3_open_uploads=uploads,
         log_files=[path for path in deployment.c.logs.rglob("*") if path.is_file()],
         tokens=list(deployment.tokens), triggerer_stops=list(operations.record.triggerer_stops),
+        failed_tries={(ti["dag_run_id"], ti["task_id"]): deployment.failed_tries(ti) for ti in tis
+                      if int(ti["try_number"] or 0) > 1 or ti["state"] == "failed"},
     )  # fmt: skip
     return collected, [c for c in canaries if isinstance(c, dict)]
 
