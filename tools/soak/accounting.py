@@ -30,7 +30,8 @@ DOWNLOADS = {"soak_report_local": "generate", "soak_report_s3": "generate", "soa
 FAILED_WORK = {"failed"}
 # How the error of a try the platform failed reads (the sandbox's chaos failures of executions and reports).
 GENUINE_ERRORS = ("(chaos)", "render_failed", "report failed")
-# A sync seen by the watcher this shortly before its triggerer stopped may be lost (docs/events.md).
+# A sync seen by the watcher this shortly before its triggerer was told to stop (or while it stopped) may be lost:
+# the watermark is written, the event not yet handed on (docs/events.md).
 LOST_EVENT_WINDOW = 3.0
 
 
@@ -60,7 +61,7 @@ class Collected:
     s3_open_uploads: list[str]
     log_files: list[Path]
     tokens: list[str]
-    triggerer_stops: list[float]
+    triggerer_stops: list[tuple[float, float]]  # when each stop was signalled, and when the process was gone
     # (run id, task id) -> the earlier tries that failed, with the error each ended on
     failed_tries: dict[tuple[str, str], list[tuple[int, str]]] = field(default_factory=dict)
     notes: dict[str, Any] = field(default_factory=dict)  # figures the invariants found on the way
@@ -211,7 +212,7 @@ def sync_events_exactly_once(collected: Collected) -> list[Violation]:
         seen = [poll for poll in polls if end <= poll < following]
         if not seen:
             folded += 1  # the next sync finished before the watcher looked: one event for the newest
-        elif any(seen[0] <= stop <= seen[0] + LOST_EVENT_WINDOW for stop in collected.triggerer_stops):
+        elif any(signalled - LOST_EVENT_WINDOW <= seen[0] <= gone for signalled, gone in collected.triggerer_stops):
             lost.append(synced_at)
         else:
             violations.append(Violation(name, "", "", f"the sync of {synced_at} was seen by the watcher at "

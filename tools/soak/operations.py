@@ -14,6 +14,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import psutil
 from deployment import SoakDeployment
@@ -34,7 +35,7 @@ class Operation:
 @dataclass
 class OperationsRecord:
     done: list[tuple[float, str, str]] = field(default_factory=list)  # epoch, name, detail
-    triggerer_stops: list[float] = field(default_factory=list)
+    triggerer_stops: list[tuple[float, float]] = field(default_factory=list)  # signal sent, process gone
 
 
 class Operations:
@@ -48,7 +49,8 @@ class Operations:
         self.record = OperationsRecord()
         self.killed: list[tuple[str, str]] = []
         seconds = deployment.plan.seconds
-        grace = min(60.0, max(20.0, seconds / 10))
+        # Shorter than a piece of platform work, so a wait that started with the old token outlives it.
+        grace = min(60.0, max(10.0, seconds / 30))
         self.schedule = [
             Operation(0.40 * seconds, "rotate the token", lambda: self.rotate(grace)),
             Operation(0.55 * seconds, "SIGKILL the triggerer", lambda: self.restart("triggerer", signal.SIGKILL)),
@@ -72,22 +74,24 @@ class Operations:
                 self.record.done.append((operation.done_at, operation.name, operation.detail))
                 print(f"[{elapsed:5.0f} s] {operation.name}: {operation.detail}", flush=True)
 
+    def worker_side_wait(self) -> dict[str, Any] | None:
+        """A wait held on a worker, running now (waiting a little for one), or None."""
+        deadline = time.time() + min(90.0, self.deployment.plan.seconds * 0.12)
+        while True:
+            path = "/dags/soak_as_code/dagRuns/~/taskInstances?state=running&limit=100"
+            tis = self.deployment.c.api("GET", path)["task_instances"]
+            running = [t for t in tis if t["task_id"] == "run_workflow" and t.get("hostname") in WORKERS]
+            if running or time.time() > deadline:
+                return running[0] if running else None
+            time.sleep(2)
+
     def kill_busy_worker(self) -> str:
         """SIGKILL the worker running a worker-side wait (whichever does, waiting a little for one), as a lost
         machine: the whole process tree, task processes included. Its task's retry must reattach."""
         cluster = self.deployment.c
-        deadline = time.time() + min(90.0, max(0.0, self.deployment.plan.seconds * 0.12))
         victim, task = "worker_b", "no worker-side wait was running"
-        while True:
-            path = "/dags/soak_as_code/dagRuns/~/taskInstances?state=running&limit=100"
-            tis = cluster.api("GET", path)["task_instances"]
-            running = [t for t in tis if t["task_id"] == "run_workflow" and t.get("hostname") in WORKERS]
-            if running:
-                victim, task = running[0]["hostname"], f"it ran {running[0]['dag_run_id']}.run_workflow"
-                break
-            if time.time() > deadline:
-                break
-            time.sleep(2)
+        if (busy := self.worker_side_wait()) is not None:
+            victim, task = busy["hostname"], f"it ran {busy['dag_run_id']}.run_workflow"
         for process in reversed(tree(cluster.processes[victim].pid)):
             with contextlib.suppress(psutil.Error):
                 process.send_signal(signal.SIGKILL)
@@ -95,15 +99,19 @@ class Operations:
         return f"{victim} ({task}): " + self.restart(victim, signal.SIGKILL)
 
     def rotate(self, grace: float) -> str:
+        """Rotate while a wait held on a worker polls with the old token (the triggers' waits always do)."""
+        busy = self.worker_side_wait()
         new = self.deployment.rotate_token(grace_seconds=grace)
         self.deployment.update_connection_token(new)
-        return f"new token in the connection (REST PATCH); the old one refused after {grace:g} s"
+        during = f"during {busy['dag_run_id']}.run_workflow's wait" if busy else "(no wait held on a worker)"
+        return f"new token in the connection (REST PATCH) {during}; the old one refused after {grace:g} s"
 
     def restart(self, component: str, sig: int) -> str:
         cluster = self.deployment.c
-        old = cluster.processes[component].pid
+        old, signalled = cluster.processes[component].pid, time.time()
+        cluster.processes[component].stop(sig)
         if component == "triggerer":
-            self.record.triggerer_stops.append(time.time())
-        cluster.restart(component, sig)
+            self.record.triggerer_stops.append((signalled, time.time()))
+        cluster.start_component(component)
         new = cluster.processes[component].pid
         return f"pid {old} stopped with {signal.Signals(sig).name}, started again as pid {new}"

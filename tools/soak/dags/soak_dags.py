@@ -59,9 +59,10 @@ with soak_dag("soak_workflow"):
     check_outputs(execute.output)
 
 
+# Only the event-driven DAG's watcher reads ds_warehouse: the soak tells its polls from the sandbox's request log.
 for where, destination, data_source in (
     ("local", EXPORTS + "/" + SLUG + "/", "ds_crm"),
-    ("s3", f"s3://{S3_CONN}@{S3_BUCKET}/" + SLUG + "/", "ds_warehouse"),
+    ("s3", f"s3://{S3_CONN}@{S3_BUCKET}/" + SLUG + "/", "ds_crm"),
 ):
     with soak_dag(f"soak_report_{where}"):
         fresh = DataSourceSyncedSensor(
