@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import time
 import urllib.error
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,7 +119,6 @@ class SoakDeployment:
         self.staging = Path(__import__("tempfile").mkdtemp(prefix="apa-soak-dags-"))
         self.dags = self.staging / "dags"
         shutil.copytree(SOAK / "dags", self.dags, ignore=shutil.ignore_patterns("__pycache__"))
-        self.exports_placeholder = Path("/nonexistent")
         self.cluster: Cluster | None = None
         self.s3_port = free_port()
         self.token = ""
@@ -282,7 +280,3 @@ def _get(url: str) -> bool:
 
     with urllib.request.urlopen(url, timeout=5) as answer:
         return bool(answer.status == 200)
-
-
-def now() -> float:
-    return time.time()

@@ -8,6 +8,7 @@ triggerer's event-loop lag is measured by a canary run (dags/soak_canary.py) sta
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -44,7 +45,8 @@ class Sample:
 @dataclass
 class HealthRecord:
     samples: list[Sample] = field(default_factory=list)
-    pids: set[int] = field(default_factory=set)  # every process of the deployment seen
+    # every process of the deployment seen, with its start time (pids wrap around within an hour of tasks)
+    pids: set[tuple[int, float]] = field(default_factory=set)
     canaries: list[str] = field(default_factory=list)  # run ids of the canary runs started
 
 
@@ -97,7 +99,9 @@ class Health(threading.Thread):
         now = time.time()
         for name, process in list(self.deployment.c.processes.items()):
             members = tree(process.pid)
-            self.record.pids.update(member.pid for member in members)
+            for member in members:
+                with contextlib.suppress(psutil.Error):
+                    self.record.pids.add((member.pid, member.create_time()))
             if name in COMPONENTS and members:
                 rss, fds = measure(members)
                 core = [members[0], *members[0].children()] if members else []

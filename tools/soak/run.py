@@ -21,9 +21,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import psutil
 from accounting import INVARIANTS, Collected, Violation
 from deployment import CANARY_DAG, EVENT_DAG, LOAD_DAGS, ROOT, S3_BUCKET, SoakDeployment, SoakPlan
-from health import Health, tree
+from health import Health
 from load import Load
 from operations import Operations
 from report import figures, markdown, plot
@@ -106,11 +107,18 @@ def collect(deployment: SoakDeployment, operations: Operations) -> tuple[Collect
     return collected, [c for c in canaries if isinstance(c, dict)]
 
 
-def nothing_left_behind(pids: set[int], folders: list[Path]) -> list[Violation]:
-    """After the stop: no process of the deployment alive, no temporary folder left."""
+def nothing_left_behind(seen: set[tuple[int, float]], folders: list[Path]) -> list[Violation]:
+    """After the stop: no process of the deployment alive (one seen in a component's tree, or any process whose
+    command line or environment names the private folder: an orphan no tree holds), no temporary folder left."""
     name = "no process or temporary folder left"
-    alive = [pid for pid in sorted(pids) if tree(pid) and tree(pid)[0].status() != "zombie"]
-    found = [Violation(name, "", "", f"process {pid} still runs") for pid in alive]
+    found = []
+    for process in psutil.process_iter(["pid", "create_time", "cmdline", "environ", "status"]):
+        info = process.info
+        if info["status"] == psutil.STATUS_ZOMBIE or info["pid"] == os.getpid():
+            continue
+        text = " ".join(info["cmdline"] or []) + " " + " ".join(f"{k}={v}" for k, v in (info["environ"] or {}).items())
+        if (info["pid"], info["create_time"]) in seen or any(str(folder) in text for folder in folders):
+            found.append(Violation(name, "", "", f"process {info['pid']} still runs: {text[:120]}"))
     return found + [Violation(name, "", "", f"{folder} still exists") for folder in folders if folder.exists()]
 
 
@@ -176,6 +184,10 @@ def main() -> int:
         violations += result.violations
         counts = [(name, sum(1 for v in violations if v.invariant == name)) for name in _names(violations)]
         report = markdown(result, counts, f"make soak: {args.minutes:g} minutes, seed {args.seed}")
+        if violations:
+            report += "\nViolations (the first 50):\n\n| invariant | run | task | detail |\n|---|---|---|---|\n"
+            report += "".join(f"| {v.invariant} | {v.run_id} | {v.task_id} | {v.detail.replace('|', '/')} |\n"
+                              for v in violations[:50])  # fmt: skip
         path = results / f"soak-{stamp}-{args.minutes:g}min.md"
         path.write_text(report)
         print("\n" + report + f"\nreport: {path.relative_to(ROOT)} (and .png)")
