@@ -14,18 +14,20 @@ from airflow_provider_analytics.sandbox.faults.chaos import ChaosConfig
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.support.names import EXECUTE_PATH
 
-# High rates so that a few dozen requests meet every kind; slow answers come after 0.3 s.
-NOISY = {"rate_limited": 0.2, "server_error": 0.2, "reset": 0.2, "slow": 0.1, "slow_seconds": 0.3}
+# High rates so that a few dozen requests meet every kind; slow answers come after 2 s, a client gives up after
+# 1 s (a normal answer takes milliseconds, even on a busy machine).
+NOISY = {"rate_limited": 0.2, "server_error": 0.2, "reset": 0.2, "slow": 0.1, "slow_seconds": 2.0}
+CLIENT_TIMEOUT = 1.0
 
 
 @contextmanager
-def chaotic(**settings: object) -> Iterator[tuple[httpx.Client, SandboxServer]]:
-    """A sandbox with these chaos settings, and a raw client with a 0.2 s timeout (shorter than a slow answer)."""
+def chaotic(timeout: float = CLIENT_TIMEOUT, **settings: object) -> Iterator[tuple[httpx.Client, SandboxServer]]:
+    """A sandbox with these chaos settings, and a raw client that gives up after ``timeout`` seconds."""
     server = SandboxServer(config=SandboxConfig(chaos=ChaosConfig(**settings)))  # type: ignore[arg-type]
     with (
         server,
         httpx.Client(
-            base_url=server.base_url, headers={"Authorization": f"Bearer {server.token}"}, timeout=0.2
+            base_url=server.base_url, headers={"Authorization": f"Bearer {server.token}"}, timeout=timeout
         ) as client,
     ):
         yield client, server
@@ -110,7 +112,8 @@ def parse(value: str) -> datetime:
 
 def work(seed: int) -> list[tuple[str, float]]:
     """Status and length of 30 executions and 10 reports made under chaos, once all of them finished."""
-    with chaotic(seed=seed, execution_failure=0.3, report_failure=0.3, work_seconds=(10.0, 20.0)) as (client, server):
+    settings = {"execution_failure": 0.3, "report_failure": 0.3, "work_seconds": (10.0, 20.0)}
+    with chaotic(timeout=30, seed=seed, **settings) as (client, server):
         for _ in range(30):
             client.post(EXECUTE_PATH, json={})
         for _ in range(10):
