@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install lint typecheck pytest test test-compat demo e2e clean bench dist docs
+.PHONY: install lint typecheck pytest test test-compat demo e2e soak clean bench dist docs
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -79,3 +79,14 @@ docs: install
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache build/docs docs/api
+
+# A day of production in an hour (docs/deployment.md, "make soak"): the Celery deployment of make e2e under
+# continuous load, seeded platform faults, a token rotation and restarts; checks that nothing is lost and memory
+# stays flat. SOAK_MINUTES=5 for a short run (about 10 minutes in all); reports under soak/results/ (60 min) or .soak/.
+SOAK_MINUTES ?= 60
+soak: install
+	@if ! command -v redis-server >/dev/null; then \
+		echo "installing redis-server (Debian package)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	fi
+	cd tools/soak && ../../$(BIN)/python soak.py --minutes $(SOAK_MINUTES)

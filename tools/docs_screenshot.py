@@ -54,11 +54,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_for_url(url: str, seconds: float, process: subprocess.Popen[bytes]) -> bytes:
+def wait_for_url(url: str, seconds: float, process: subprocess.Popen[bytes], name: str) -> bytes:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"{process.args[0]} exited with status {process.returncode} before {url} answered")
+            raise SystemExit(f"{name} exited with status {process.returncode} before {url} answered")
         try:
             with urllib.request.urlopen(url, timeout=2) as answer:
                 return bytes(answer.read())
@@ -217,14 +217,14 @@ def main() -> int:
                 [str(BIN / "airflow"), "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
                 env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
-        wait_for_url(f"{airflow_url}/api/v2/monitor/health", 180, api_server)
+        wait_for_url(f"{airflow_url}/api/v2/monitor/health", 180, api_server, "the api-server")
         print("starting headless Chromium ...")
         browser = subprocess.Popen(
             [options.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={work / 'chromium-profile'}",
              "--remote-debugging-address=127.0.0.1", f"--remote-debugging-port={devtools_port}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
-        wait_for_url(f"http://127.0.0.1:{devtools_port}/json/version", 60, browser)
+        wait_for_url(f"http://127.0.0.1:{devtools_port}/json/version", 60, browser, "Chromium")
         targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{devtools_port}/json/list").read())
         tab = next(target for target in targets if target["type"] == "page")
         options.output.write_bytes(asyncio.run(shoot(tab["webSocketDebuggerUrl"], airflow_url)))
@@ -237,9 +237,9 @@ def main() -> int:
         print(f"screenshot failed: {error} (the page: {failed})", file=sys.stderr)
         return 1
     except (subprocess.CalledProcessError, SystemExit, RuntimeError) as error:
-        log = work / "api-server.log"
-        if log.exists():
-            print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
+        log_path = work / "api-server.log"
+        if log_path.exists():
+            print(log_path.read_text(errors="replace")[-3000:], file=sys.stderr)
         print(f"screenshot failed: {error}", file=sys.stderr)
         return 1
     finally:

@@ -56,8 +56,9 @@ def module_name(path: Path) -> str:
 
 def declared_all(tree: ast.Module) -> set[str] | None:
     for statement in tree.body:
-        targets = statement.targets if isinstance(statement, ast.Assign) else []
-        if any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in statement.targets
+        ):
             return set(ast.literal_eval(statement.value))
     return None
 

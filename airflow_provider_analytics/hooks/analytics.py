@@ -88,6 +88,18 @@ class AnalyticsHook(AnalyticsBaseHook):
         """Return the configured :class:`~airflow_provider_analytics.wire.client.AnalyticsClient`."""
         return self.client
 
+    def reload_connection(self) -> bool:
+        """Read the connection again; when it changed (a rotated token), later calls use a new client.
+
+        :return: whether anything changed.
+        """
+        fresh = self.get_connection(self.analytics_conn_id)
+        if "client" in self.__dict__ and self.client.config == masked_config(fresh):
+            return False
+        self.close()
+        self.__dict__["connection"] = fresh
+        return True
+
     def close(self) -> None:
         """Close the client's connection pool, if one was opened."""
         if "client" in self.__dict__:

@@ -31,7 +31,7 @@ from airflow_provider_analytics.triggers.wait_events import (
     try_number_of,
 )
 from airflow_provider_analytics.waits.base import Wait
-from airflow_provider_analytics.wire.errors import AnalyticsError
+from airflow_provider_analytics.wire.errors import AnalyticsError, UnauthenticatedError
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
@@ -93,9 +93,19 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
     def fetch(self, wait: Wait) -> Mapping[str, Any]:
         """The work's current state, read with the wait's own request.
 
+        A token refused while the task waits (rotated, its grace over) makes it read its connection once more,
+        as the triggers do (``triggers/polling.py``): a wait held on the worker can last hours, and the secrets
+        backend may hold a new token by now. A refusal right after that re-read is final.
+
         :param wait: the work.
         """
-        resource: Mapping[str, Any] = self.hook.client.call(wait.fetch())
+        try:
+            resource: Mapping[str, Any] = self.hook.client.call(wait.fetch())
+        except UnauthenticatedError:
+            if not self.hook.reload_connection():
+                raise
+            self.log.info("The token was refused; using the connection as it reads now")
+            resource = self.hook.client.call(wait.fetch())
         return resource
 
     # The wait -----------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from airflow_provider_analytics.sandbox.domain.config import MAX_GENERATED_ROWS
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.sandbox.domain.config import Timings
+    from airflow_provider_analytics.sandbox.faults.chaos import ChaosConfig
 
 DEFAULT_PORT = 8765
 
@@ -70,7 +71,71 @@ def _parser() -> argparse.ArgumentParser:
             help=f"how long {article} {kind} takes ({what}), to rehearse restarts and kills during long waits",
         )
     parser.add_argument("--no-seed", action="store_true", help="start with empty workspaces")
+    parser.add_argument(
+        "--work-seconds",
+        type=_range,
+        default=None,
+        metavar="MIN-MAX",
+        help="each execution and report takes a random time in this range (e.g. 60-600), seeded by --chaos-seed",
+    )
+    chaos = parser.add_argument_group(
+        "chaos", "seeded random faults, off unless --chaos-seed is given; the same seed gives the same sequence"
+    )
+    chaos.add_argument("--chaos-seed", type=int, default=None, metavar="N", help="turn chaos on, seeded with N")
+    for name, what in _CHAOS_RATES:
+        chaos.add_argument(f"--chaos-{name.replace('_', '-')}", type=_rate, default=0.0, metavar="P", help=what)
+    chaos.add_argument(
+        "--chaos-retry-after", type=int, default=1, metavar="S", help="Retry-After of a random 429 (default 1)"
+    )
+    chaos.add_argument(
+        "--chaos-slow-seconds",
+        type=_not_negative,
+        default=35.0,
+        metavar="S",
+        help="how late a slow answer comes; set it over the client's timeout (default 35)",
+    )
     return parser
+
+
+_CHAOS_RATES = (
+    ("rate_limited", "share of requests answered 429 with Retry-After"),
+    ("server_error", "share answered 500, 502 or 503 before processing"),
+    ("reset", "share whose connection is reset mid-answer (downloads cut short; others processed, then dropped)"),
+    ("slow", "share answered only after --chaos-slow-seconds"),
+    ("execution_failure", "share of new executions that fail"),
+    ("report_failure", "share of new reports that fail"),
+)
+
+
+def _rate(text: str) -> float:
+    value = _seconds(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a probability from 0 to 1, got {text!r}")
+    return value
+
+
+def _range(text: str) -> tuple[float, float]:
+    low, _, high = text.partition("-")
+    bounds = (_seconds(low), _seconds(high or low))
+    if not 0 < bounds[0] <= bounds[1] < 86400:
+        raise argparse.ArgumentTypeError(f"must be MIN-MAX seconds with 0 < MIN <= MAX, got {text!r}")
+    return bounds
+
+
+def _chaos(options: argparse.Namespace) -> ChaosConfig:
+    from airflow_provider_analytics.sandbox.faults.chaos import ChaosConfig
+
+    rates = {name: getattr(options, f"chaos_{name}") for name, _ in _CHAOS_RATES}
+    try:
+        return ChaosConfig(
+            seed=options.chaos_seed,
+            retry_after=options.chaos_retry_after,
+            slow_seconds=options.chaos_slow_seconds,
+            work_seconds=options.work_seconds,
+            **rates,
+        )
+    except ValueError as error:
+        raise SystemExit(f"invalid chaos settings: {error}") from None
 
 
 def _seconds(text: str) -> float:
@@ -137,7 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from airflow_provider_analytics.sandbox.http.server import SandboxServer
 
     server = SandboxServer(
-        SandboxConfig(timings=_timings(options), seed=not options.no_seed), options.host, options.port
+        SandboxConfig(timings=_timings(options), seed=not options.no_seed, chaos=_chaos(options)),
+        options.host,
+        options.port,
     )
     stop = threading.Event()
 

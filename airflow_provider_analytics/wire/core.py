@@ -2,11 +2,13 @@
 
 :class:`BaseAnalyticsClient` builds each request (base URL, headers, the token), runs the retry loop, tells a
 missing resource from a base URL without the API (one probe request), turns failed attempts into the
-:mod:`.errors` tree and decodes answers with the call's own parser. The loop (``_exchange``) does no I/O: it
-*yields* steps (:class:`Send` this request by this deadline, :class:`Sleep` this long) and is sent what came
-of each (:data:`Reply`), so the two clients in :mod:`.client` only carry the steps out, one with ``await``
-and one without (as httpx's own clients share ``BaseClient``). The client's settings are :mod:`.config`'s
-:class:`~.config.ClientConfig`; the status-to-exception table is in :mod:`.errors`.
+:mod:`~airflow_provider_analytics.wire.errors` tree and decodes answers with the call's own parser. The loop
+(``_exchange``) does no I/O: it *yields* steps (:class:`Send` this request by this deadline, :class:`Sleep` this
+long) and is sent what came of each (:data:`Reply`), so the two clients in
+:mod:`~airflow_provider_analytics.wire.client` only carry the steps out, one with ``await`` and one without (as
+httpx's own clients share ``BaseClient``). The client's settings are
+:class:`~airflow_provider_analytics.wire.config.ClientConfig`; the status-to-exception table is in
+:mod:`~airflow_provider_analytics.wire.errors`.
 """
 
 from __future__ import annotations

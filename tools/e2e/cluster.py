@@ -93,15 +93,36 @@ class Cluster:
     :param executor: ``local`` or ``celery`` (then Redis and two Celery workers are started too).
     :param dags: the folder Airflow parses.
     :param sandbox_args: extra options for the sandbox CLI (durations).
+    :param name: names the private folder (``apa-<name>-...``) and the folder a failed run's logs are kept in.
+    :param connection_env: give every component the ``analytics_default`` connection as an environment
+        variable; without it, the caller creates the connection in the metadata database (REST API).
+    :param settings: more environment variables for every Airflow component (``AIRFLOW__...`` settings).
+    :param worker_concurrency: task slots of each Celery worker.
     """
 
-    def __init__(self, release: Release, bin_dir: Path, executor: str, dags: Path, sandbox_args: list[str]) -> None:
+    def __init__(
+        self,
+        release: Release,
+        bin_dir: Path,
+        executor: str,
+        dags: Path,
+        sandbox_args: list[str],
+        *,
+        name: str = "e2e",
+        connection_env: bool = True,
+        settings: dict[str, str] | None = None,
+        worker_concurrency: int = 2,
+    ) -> None:
         self.release = release
         self.bin = bin_dir
         self.executor = executor
         self.dags = dags
         self.sandbox_args = sandbox_args
-        self.home = Path(tempfile.mkdtemp(prefix="apa-e2e-"))
+        self.connection_env = connection_env
+        self.settings = dict(settings or {})
+        self.worker_concurrency = worker_concurrency
+        self.kept_logs = KEPT_LOGS if name == "e2e" else ROOT / f".{name}" / "logs"
+        self.home = Path(tempfile.mkdtemp(prefix=f"apa-{name}-"))
         os.chmod(self.home, 0o755)  # the postgres user must reach its data directory
         self.logs = self.home / "logs"
         self.logs.mkdir()
@@ -141,8 +162,8 @@ class Cluster:
         for process in reversed(list(self.processes.values())):  # Postgres, started first, stops last
             process.stop()
         if self.keep_logs:  # every component's log, for a failed run (the folder is git-ignored)
-            shutil.rmtree(KEPT_LOGS, ignore_errors=True)
-            shutil.copytree(self.logs, KEPT_LOGS)
+            shutil.rmtree(self.kept_logs, ignore_errors=True)
+            shutil.copytree(self.logs, self.kept_logs)
         shutil.rmtree(self.home, ignore_errors=True)
 
     def _start_postgres(self) -> None:
@@ -218,11 +239,13 @@ class Cluster:
             "AIRFLOW__CELERY__BROKER_URL": redis,
             "AIRFLOW__CELERY__RESULT_BACKEND":
                 f"db+postgresql+psycopg2://postgres@127.0.0.1:{self.ports['postgres']}/airflow",
-            "AIRFLOW_CONN_ANALYTICS_DEFAULT": json.dumps(connection),
             "AIRFLOW_VAR_ANALYTICS_EXPORT_DIR": str(self.exports),
             "PYTHONPATH": str(ROOT / "tools" / "e2e"),
         })  # fmt: skip
+        if self.connection_env:
+            env["AIRFLOW_CONN_ANALYTICS_DEFAULT"] = json.dumps(connection)
         env.update({name: value.format(api_port=self.ports["api"]) for name, value in self.release.settings.items()})
+        env.update(self.settings)
         if hostname:
             env["AIRFLOW__CORE__HOSTNAME_CALLABLE"] = f"hostnames.{hostname}"  # tools/e2e/hostnames.py
         return env
@@ -238,7 +261,8 @@ class Cluster:
         runtime = self.home / "run" / component  # gunicorn's control socket, one per component
         runtime.mkdir(parents=True, exist_ok=True)
         if component.startswith("worker_"):
-            argv = [str(self.bin / "airflow"), "celery", "worker", "--concurrency", "2", "-H", component]
+            concurrency = str(self.worker_concurrency)
+            argv = [str(self.bin / "airflow"), "celery", "worker", "--concurrency", concurrency, "-H", component]
             env = self.env(hostname=component)
         else:
             argv, env = [str(self.bin / "airflow"), component], self.env()

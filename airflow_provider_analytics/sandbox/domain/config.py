@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from airflow_provider_analytics.sandbox.faults.chaos import ChaosConfig
+
 DEFAULT_WORKSPACE = "ws_default"
 MARKETING_WORKSPACE = "ws_marketing"
 FULL_ACCESS_TOKEN = "sandbox-token"
@@ -106,6 +108,7 @@ class SandboxConfig:
     :param chart_rows: number of rows every chart's data has.
     :param seed: whether to fill the workspaces with believable sample data on start and reset.
     :param max_body_bytes: request bodies larger than this are answered with 413.
+    :param chaos: seeded random faults, work failures and work durations (off by default).
     """
 
     timings: Timings = field(default_factory=Timings)
@@ -114,6 +117,7 @@ class SandboxConfig:
     chart_rows: int = 250
     seed: bool = True
     max_body_bytes: int = 1024 * 1024
+    chaos: ChaosConfig = field(default_factory=ChaosConfig)
 
     def __post_init__(self) -> None:
         if not self.tokens:

@@ -37,6 +37,11 @@ def _seconds(value: float) -> timedelta:
     return timedelta(seconds=value)
 
 
+def _phases(duration: float | None, first: float, total: float) -> tuple[float, float]:
+    """Seconds in the first state and in all: the record's own duration (a fifth of it first), else the timings'."""
+    return (duration / 5, duration) if duration is not None else (first, total)
+
+
 # --- executions -------------------------------------------------------------------------------
 
 
@@ -74,8 +79,9 @@ def execution_view(execution: ExecutionRecord, timings: Timings, now: datetime) 
     :param timings: the sandbox timings.
     :param now: the sandbox time of the read.
     """
-    started_at = execution.created_at + _seconds(timings.execution_queued)
-    natural_end = execution.created_at + _seconds(timings.execution_total)
+    queued, total = _phases(execution.duration, timings.execution_queued, timings.execution_total)
+    started_at = execution.created_at + _seconds(queued)
+    natural_end = execution.created_at + _seconds(total)
     cancelled_at = execution.cancelled_at
     finished_at: datetime | None = None
     outputs: JsonDict | None = None
@@ -115,7 +121,16 @@ def _report_ready_at(report: ReportRecord, timings: Timings) -> datetime | None:
     """When the report becomes ready: after its timed phases *and* after rendering finished."""
     if report.rendered_at is None:
         return None
-    return max(report.created_at + _seconds(timings.report_total), report.rendered_at)
+    return max(report.created_at + _seconds(report_total(report, timings)), report.rendered_at)
+
+
+def report_total(report: ReportRecord, timings: Timings) -> float:
+    """Seconds from the report's creation to the earliest moment it can be ready (or fail).
+
+    :param report: the stored report.
+    :param timings: the sandbox timings.
+    """
+    return _phases(report.duration, timings.report_pending, timings.report_total)[1]
 
 
 def report_status(report: ReportRecord, timings: Timings, now: datetime) -> str:
@@ -127,8 +142,9 @@ def report_status(report: ReportRecord, timings: Timings, now: datetime) -> str:
     """
     if report.cancelled_at is not None and now >= report.cancelled_at:
         return "failed"
+    pending, total = _phases(report.duration, timings.report_pending, timings.report_total)
     if report.outcome == "failed":
-        if now >= report.created_at + _seconds(timings.report_total):
+        if now >= report.created_at + _seconds(total):
             return "failed"
     elif report.expired_at is not None and now >= report.expired_at:
         return "expired"
@@ -136,7 +152,7 @@ def report_status(report: ReportRecord, timings: Timings, now: datetime) -> str:
         ready_at = _report_ready_at(report, timings)
         if ready_at is not None and now >= ready_at:
             return "expired" if now >= ready_at + _seconds(timings.report_ttl) else "ready"
-    return "pending" if now < report.created_at + _seconds(timings.report_pending) else "generating"
+    return "pending" if now < report.created_at + _seconds(pending) else "generating"
 
 
 def report_view(report: ReportRecord, timings: Timings, now: datetime) -> JsonDict:
@@ -163,7 +179,7 @@ def report_view(report: ReportRecord, timings: Timings, now: datetime) -> JsonDi
         "expires_at": None,
     }
     if status == "failed":
-        failed_at = report.cancelled_at or report.created_at + _seconds(timings.report_total)
+        failed_at = report.cancelled_at or report.created_at + _seconds(report_total(report, timings))
         view["completed_at"] = rfc3339(failed_at)
     ready_at = _report_ready_at(report, timings)
     if status in ("ready", "expired") and ready_at is not None and report.content is not None:
@@ -221,6 +237,7 @@ def start_sync(
     if outcome == "failed" and error is None:
         error = {"type": "sync_failed", "message": f"could not reach {source.type} data source {source.id}"}
     source.attempt = SyncAttempt(started_at=now, outcome=outcome, error=error if outcome == "failed" else None)
+    source.history.append(source.attempt)
 
 
 def apply_auto_sync(source: DataSourceRecord, timings: Timings, anchor: datetime, now: datetime) -> None:
@@ -249,6 +266,7 @@ def apply_auto_sync(source: DataSourceRecord, timings: Timings, anchor: datetime
         # The tick before this one also ran and finished; it is the freshest completed sync.
         settle_sync(source, timings, tick)
         source.attempt = SyncAttempt(started_at=previous_tick, outcome="synced")
+        source.history.append(source.attempt)
     start_sync(source, timings, tick, "synced")
 
 
@@ -285,6 +303,28 @@ def sync_view(source: DataSourceRecord, timings: Timings, now: datetime) -> Json
         "last_attempt_at": rfc3339(last_attempt_at),
         "error": error,
     }
+
+
+def sync_history(source: DataSourceRecord, timings: Timings) -> list[JsonDict]:
+    """Every sync attempt of a data source started so far, oldest first, with when it ends (or ended).
+
+    An attempt that a later one replaced while it ran is ``superseded`` and has no ``finished_at``.
+
+    :param source: the data source.
+    :param timings: the sandbox timings.
+    """
+    views = []
+    for position, attempt in enumerate(source.history):
+        finished_at = _attempt_finished_at(attempt, timings)
+        later = source.history[position + 1 :]
+        # A sync started while another still ran supersedes it: the earlier one never finishes.
+        superseded = bool(later) and later[0].started_at < finished_at
+        views.append({
+            "started_at": rfc3339(attempt.started_at),
+            "finished_at": None if superseded else rfc3339(finished_at),
+            "outcome": "superseded" if superseded else attempt.outcome,
+        })  # fmt: skip
+    return views
 
 
 def data_source_view(source: DataSourceRecord, timings: Timings, now: datetime) -> JsonDict:

@@ -59,6 +59,7 @@ class ExecutionRecord:
     outputs: JsonDict | None
     error: JsonDict | None
     cancelled_at: datetime | None = None
+    duration: float | None = None  # seconds queued + running; None: the sandbox's timings
 
 
 @dataclass
@@ -145,6 +146,7 @@ class DataSourceRecord:
     created_at: datetime
     last_synced_at: datetime | None = None
     attempt: SyncAttempt | None = None
+    history: list[SyncAttempt] = field(default_factory=list)  # every attempt started, oldest first
 
 
 @dataclass
@@ -164,6 +166,7 @@ class ReportRecord:
     rendered_at: datetime | None = None
     expired_at: datetime | None = None
     cancelled_at: datetime | None = None
+    duration: float | None = None  # seconds pending + generating; None: the sandbox's timings
 
 
 @dataclass

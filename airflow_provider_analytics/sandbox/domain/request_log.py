@@ -27,6 +27,7 @@ class RecordedRequest:
     :param json: the parsed JSON body, or None when empty or not JSON.
     :param status: the status sent (0 until answered, and for dropped connections).
     :param request_id: the ``X-Request-Id`` the answer carried.
+    :param received_at: when it arrived (sandbox time, RFC 3339).
     """
 
     method: str
@@ -37,6 +38,7 @@ class RecordedRequest:
     json: Any
     status: int
     request_id: str
+    received_at: str = ""
 
 
 class RequestLog:
@@ -47,7 +49,14 @@ class RequestLog:
         self._lock = threading.Lock()
 
     def record(
-        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: bytes, request_id: str
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        headers: dict[str, str],
+        body: bytes,
+        request_id: str,
+        received_at: str = "",
     ) -> RecordedRequest:
         """Append a request, redacted (status 0 until answered); returns the live entry.
 
@@ -57,9 +66,12 @@ class RequestLog:
         :param headers: headers with lower-case names.
         :param body: the raw body.
         :param request_id: the request id of the answer.
+        :param received_at: when it arrived (RFC 3339).
         """
         kept, parsed = redact_body(body)
-        entry = RecordedRequest(method, path, redact_query(query), redact_headers(headers), kept, parsed, 0, request_id)
+        entry = RecordedRequest(
+            method, path, redact_query(query), redact_headers(headers), kept, parsed, 0, request_id, received_at
+        )
         with self._lock:
             self._entries.append(entry)
         return entry

@@ -25,6 +25,8 @@ from airflow_provider_analytics.sandbox.domain.records import (
 )
 from airflow_provider_analytics.sandbox.domain.request_log import RecordedRequest, RequestLog
 from airflow_provider_analytics.sandbox.domain.seed import seed_workspace
+from airflow_provider_analytics.sandbox.domain.tokens import TokenBook
+from airflow_provider_analytics.sandbox.faults.chaos import Chaos, InjectedFaults
 from airflow_provider_analytics.sandbox.faults.kinds import Fault
 from airflow_provider_analytics.sandbox.faults.queue import FaultQueue
 
@@ -46,6 +48,9 @@ class SandboxState:
         self.clock = SandboxClock()
         self.lock = threading.RLock()
         self.faults = FaultQueue()
+        self.chaos = Chaos(config.chaos)
+        self.injected = InjectedFaults()
+        self.tokens = TokenBook(config.tokens)
         self.idempotency = IdempotencyStore()
         self.rate_limiter = RateLimiter(config.rate_limit_per_minute)
         self.cursors = CursorCodec(secrets.token_bytes(32))
@@ -60,11 +65,17 @@ class SandboxState:
     # --- controls -------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Wipe every record and re-seed; clear faults, the request log, outcomes and the clock offset."""
+        """Wipe every record and re-seed; clear faults, the request log, outcomes and the clock offset.
+
+        Rotated tokens are forgotten and the chaos streams start over from their seed.
+        """
         with self.lock:
             self.timings = self.config.timings
             self.clock.reset()
             self.faults.clear()
+            self.chaos.reset()
+            self.injected.clear()
+            self.tokens.reset()
             self.idempotency.clear()
             self.rate_limiter.clear()
             self.request_log.clear()
@@ -289,6 +300,8 @@ class SandboxState:
             if isinstance(sandbox_options, dict) and sandbox_options.get("outcome") == "failed":
                 outcome = "failed"
             error = None
+        if override is None and outcome == "succeeded" and self.chaos.work_fails("execution"):
+            outcome, error = "failed", {"type": "chaos", "message": "the platform failed this execution (chaos)"}
         if outcome == "failed" and error is None:
             error = lifecycle.execution_error(workflow)
         return outcome, error
@@ -298,6 +311,13 @@ class SandboxState:
         """How new reports end: ``ready`` or ``failed``."""
         with self.lock:
             return self._report_outcome
+
+    def new_report_outcome(self) -> str:
+        """How the report being created now ends: the set outcome, or a chaos failure among ``ready`` ones."""
+        outcome = self.report_outcome
+        if outcome == "ready" and self.chaos.work_fails("report"):
+            return "failed"
+        return outcome
 
     def deprecation_headers(self, path: str) -> list[tuple[str, str]]:
         """``Deprecation``/``Sunset`` headers for a response to ``path``.

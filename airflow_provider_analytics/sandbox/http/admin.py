@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from airflow_provider_analytics.sandbox.domain import lifecycle
 from airflow_provider_analytics.sandbox.domain.api_error import ApiError
 from airflow_provider_analytics.sandbox.domain.clock import rfc3339
 from airflow_provider_analytics.sandbox.domain.request_log import RecordedRequest
@@ -43,6 +45,7 @@ def _request_json(entry: RecordedRequest) -> dict[str, Any]:
         "json": entry.json,
         "status": entry.status,
         "request_id": entry.request_id,
+        "received_at": entry.received_at,
     }
 
 
@@ -66,8 +69,47 @@ def build_router(state: SandboxState) -> APIRouter:
         return ok()
 
     @router.get("/requests")
-    async def requests() -> JSONResponse:
-        return JSONResponse({"data": [_request_json(entry) for entry in state.requests]})
+    async def requests(path: str | None = None) -> JSONResponse:
+        try:
+            pattern = re.compile(path) if path else None
+        except re.error as error:
+            raise ApiError(422, f"path is not a regular expression: {error}") from None
+        entries = [entry for entry in state.requests if pattern is None or pattern.search(entry.path)]
+        return JSONResponse({"data": [_request_json(entry) for entry in entries]})
+
+    @router.get("/chaos")
+    async def chaos() -> JSONResponse:
+        injected = state.injected.snapshot()
+        return JSONResponse({
+            "config": state.chaos.config.as_json(),
+            "counts": state.injected.counts(),
+            "data": [entry.as_json() for entry in injected],
+        })  # fmt: skip
+
+    @router.post("/tokens/rotate")
+    async def rotate_token(request: Request) -> JSONResponse:
+        options = await _json_object(request)
+        old, new = options.get("old", state.config.primary_token), options.get("new")
+        grace = options.get("grace_seconds")
+        if not isinstance(old, str) or (new is not None and not isinstance(new, str)):
+            raise ApiError(422, "old and new must be strings")
+        if isinstance(grace, bool) or not isinstance(grace, (int, float)):
+            raise ApiError(422, "grace_seconds must be a number of seconds")
+        try:
+            token, expires = state.tokens.rotate(old, float(grace), state.now(), new)
+        except ValueError as error:
+            raise ApiError(422, str(error)) from None
+        return JSONResponse({"token": token, "old_expires_at": rfc3339(expires)})
+
+    @router.get("/data-sources/{data_source_id}/syncs")
+    async def sync_history(data_source_id: str) -> JSONResponse:
+        with state.lock:
+            try:
+                source = state.find_data_source(data_source_id)
+            except KeyError:
+                raise ApiError.not_found("data source", data_source_id) from None
+            state.refresh_sync(source, state.now())
+            return JSONResponse({"data": lifecycle.sync_history(source, state.timings)})
 
     @router.get("/executions")
     async def executions(workspace_id: str | None = None) -> JSONResponse:

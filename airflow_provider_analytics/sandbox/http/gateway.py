@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from airflow_provider_analytics.sandbox.domain.clock import rfc3339
 from airflow_provider_analytics.sandbox.domain.idempotency import (
     KEY_PATTERN,
     StoredResponse,
@@ -24,6 +25,7 @@ from airflow_provider_analytics.sandbox.domain.idempotency import (
 from airflow_provider_analytics.sandbox.domain.rate_limits import RateDecision
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.faults import hostile
+from airflow_provider_analytics.sandbox.faults.chaos import InjectedFault
 from airflow_provider_analytics.sandbox.faults.hostile import REWRITING_KINDS, ConnectionDropped
 from airflow_provider_analytics.sandbox.faults.kinds import ANSWERING_KINDS, Fault
 from airflow_provider_analytics.sandbox.http.errors import DEFAULT_MESSAGES, error_body, new_request_id
@@ -92,9 +94,9 @@ class _Exchange:
         body, too_large = await self._read_body()
         query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
         self.entry = self.state.request_log.record(
-            self.method, self.path, query, dict(self.headers), body, self.request_id
+            self.method, self.path, query, dict(self.headers), body, self.request_id, rfc3339(self.state.now()) or ""
         )
-        self.fault, use = self.state.faults.take_use(self.method, self.path)
+        self.fault, use = self._take_fault()
         if self.fault is not None:
             if self.fault.kind in ANSWERING_KINDS:
                 self.state.request_log.set_status(self.entry, self.fault.code or 200)
@@ -118,6 +120,19 @@ class _Exchange:
         self.scope[WORKSPACE_KEY] = workspace_id
         await self._dispatch(workspace_id, body)
 
+    def _take_fault(self) -> tuple[Fault | None, int]:
+        """A scripted fault for this request if one matches, else a random one (chaos); recorded either way."""
+        fault, use = self.state.faults.take_use(self.method, self.path)
+        kind, source = (fault.kind, "script") if fault is not None else ("", "chaos")
+        if fault is None:
+            drawn = self.state.chaos.fault_for(self.method, self.path)
+            if drawn is not None:
+                (kind, fault), use = drawn, 1
+        if fault is not None:
+            at = rfc3339(self.state.now()) or ""
+            self.state.injected.record(InjectedFault(self.request_id, kind, source, self.method, self.path, at))
+        return fault, use
+
     async def _read_body(self) -> tuple[bytes, bool]:
         """The whole body (drained even when too large, so the client can read the 413)."""
         limit = self.state.config.max_body_bytes
@@ -137,7 +152,7 @@ class _Exchange:
 
     async def _authorize(self) -> str | None:
         """The workspace the request acts in, or None after answering 401/403/429."""
-        grant = self.state.config.tokens.get(self.token) if self.token else None
+        grant = self.state.tokens.grant(self.token, self.state.now()) if self.token else None
         if grant is None:
             message = "missing bearer token" if not self.token else "invalid bearer token"
             await self._error(401, message, headers=[("www-authenticate", 'Bearer realm="analytics"')])

@@ -52,7 +52,8 @@ def build_router(state: SandboxState) -> APIRouter:
                 format=body.format,
                 parameters=parameters,
                 created_at=now,
-                outcome=state.report_outcome,
+                outcome=state.new_report_outcome(),
+                duration=state.chaos.work_seconds(),
             )
             if report.outcome == "failed":
                 report.error = {"type": "render_failed", "message": f"rendering {report.format} report failed"}

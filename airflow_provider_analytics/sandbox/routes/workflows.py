@@ -68,7 +68,9 @@ def build_router(state: SandboxState) -> APIRouter:
             canonical_inputs = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
             outputs = lifecycle.execution_outputs(workflow, inputs, canonical_inputs)
             now = state.now()
-            execution = ExecutionRecord(new_id("ex"), workflow.id, inputs, now, outcome, outputs, error)
+            execution = ExecutionRecord(
+                new_id("ex"), workflow.id, inputs, now, outcome, outputs, error, duration=state.chaos.work_seconds()
+            )
             workspace.executions[execution.id] = execution
             return json_response(lifecycle.execution_view(execution, state.timings, now), status=202)
 

@@ -1,0 +1,280 @@
+"""The soak's invariants, each a function from what was collected to the violations it finds.
+
+Everything comes from records, not logs: the sandbox's (executions, reports, requests, injected faults, sync
+attempts) and Airflow's REST API (runs, task instances, XComs, asset events), plus the files themselves. A
+violation names its run and task, so a failed soak says where to look.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+TERMINAL_TI = {"success", "failed", "skipped", "upstream_failed", "removed"}
+# The task instances that start platform work, and which kind: their attempt chains are counted.
+JOB_TASKS = {
+    ("soak_workflow", "execute"): "execution",
+    ("soak_fire_and_forget", "start"): "execution",
+    ("soak_as_code", "run_workflow"): "execution",
+    ("soak_report_local", "generate"): "report",
+    ("soak_report_s3", "generate"): "report",
+    ("soak_events", "sales_report"): "report",
+}
+WAITS_FOR_THE_END = {key for key in JOB_TASKS if key != ("soak_fire_and_forget", "start")}
+DOWNLOADS = {"soak_report_local": "generate", "soak_report_s3": "generate", "soak_events": "sales_report"}
+FAILED_WORK = {"failed"}
+# How the error of a try the platform failed reads (the sandbox's chaos failures of executions and reports).
+GENUINE_ERRORS = ("(chaos)", "render_failed", "report failed")
+# A sync seen by the watcher this shortly before its triggerer was told to stop (or while it stopped) may be lost:
+# the watermark is written, the event not yet handed on (docs/events.md).
+LOST_EVENT_WINDOW = 3.0
+
+
+@dataclass(frozen=True)
+class Violation:
+    invariant: str
+    run_id: str
+    task_id: str
+    detail: str
+
+
+@dataclass
+class Collected:
+    """What the soak read at its end (see soak.py's ``collect``)."""
+
+    runs: list[dict[str, Any]]
+    tis: list[dict[str, Any]]
+    xcoms: dict[tuple[str, str, str], Any]  # (run id, task id, key) -> value
+    executions: list[dict[str, Any]]
+    reports: list[dict[str, Any]]
+    requests: list[dict[str, Any]]  # the watcher's polls of ds_warehouse and every faulted request
+    injected: list[dict[str, Any]]
+    syncs: list[dict[str, Any]]  # ds_warehouse's sync attempts
+    asset_events: list[dict[str, Any]]
+    exports: Path
+    s3_objects: dict[str, bytes]
+    s3_open_uploads: list[str]
+    log_files: list[Path]
+    tokens: list[str]
+    triggerer_stops: list[tuple[float, float]]  # when each stop was signalled, and when the process was gone
+    # (run id, task id) -> the earlier tries that failed, with the error each ended on
+    failed_tries: dict[tuple[str, str], list[tuple[int, str]]] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)  # figures the invariants found on the way
+
+
+def when(value: str | None) -> float:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() if value else 0.0
+
+
+def chains(collected: Collected) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The platform work of each task instance, oldest first: (run id, task id) -> records."""
+    found: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for execution in collected.executions:
+        named = execution.get("inputs") or {}
+        if "run" in named:
+            found[(named["run"], named.get("task", ""))].append(execution)
+    for report in collected.reports:
+        named = report.get("parameters") or {}
+        if "run" in named:
+            found[(named["run"], named.get("task", ""))].append(report)
+    for records in found.values():
+        records.sort(key=lambda record: when(record["created_at"]))
+    return found
+
+
+def tries_the_platform_did_not_fail(collected: Collected) -> list[tuple[str, str, int, str]]:
+    """Failed tries not explained by a failed piece of platform work: (run, task, try, error).
+
+    A try the platform failed ends on the platform's error (the sandbox's chaos failures say so).
+    """
+    return [(run_id, task_id, number, error)
+            for (run_id, task_id), tries in sorted(collected.failed_tries.items())
+            for number, error in tries if not any(mark in error for mark in GENUINE_ERRORS)]  # fmt: skip
+
+
+def tis_by_key(collected: Collected) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(ti["dag_run_id"], ti["task_id"]): ti for ti in collected.tis}
+
+
+def every_permitted_run_succeeds(collected: Collected) -> list[Violation]:
+    """A run fails only when the platform failed every try of one of its tasks."""
+    work = chains(collected)
+    violations = []
+    for ti in collected.tis:
+        if ti["state"] != "failed":
+            continue
+        chain = work.get((ti["dag_run_id"], ti["task_id"]), [])
+        failures = sum(1 for record in chain if record["status"] in FAILED_WORK)
+        if (ti["dag_id"], ti["task_id"]) in JOB_TASKS and chain and failures >= int(ti["try_number"]):
+            continue  # the platform failed each try: failing is right
+        violations.append(Violation("every run the platform let succeed succeeds", ti["dag_run_id"], ti["task_id"],
+                                    f"failed after {ti['try_number']} tries; the platform failed {failures} of its "
+                                    f"{len(chain)} pieces of work"))  # fmt: skip
+    failed_runs = {ti["dag_run_id"] for ti in collected.tis if ti["state"] in ("failed", "upstream_failed")}
+    for run in collected.runs:
+        if run["state"] == "failed" and run["dag_run_id"] not in failed_runs:
+            violations.append(Violation("every run the platform let succeed succeeds", run["dag_run_id"], "",
+                                        "the run failed with no task failed"))  # fmt: skip
+    return violations
+
+
+def one_piece_of_work_per_attempt_chain(collected: Collected) -> list[Violation]:
+    """Each try reattaches to its task's work; a fresh start only follows a genuine failure; nothing is lost."""
+    name = "exactly one execution/report per attempt chain"
+    work, tis = chains(collected), tis_by_key(collected)
+    violations = []
+    for (run_id, task_id), chain in work.items():
+        ti = tis.get((run_id, task_id))
+        ids = [record["id"] for record in chain]
+        if ti is None or (ti["dag_id"], task_id) not in JOB_TASKS:
+            violations.append(Violation(name, run_id, task_id, f"work no task instance started: {ids}"))
+            continue
+        early = [record["id"] for record in chain[:-1] if record["status"] not in FAILED_WORK]
+        if early:
+            violations.append(Violation(name, run_id, task_id, f"started again although {early} had not failed "
+                                                               f"(chain {ids})"))  # fmt: skip
+        if len(chain) > int(ti["try_number"]):
+            violations.append(Violation(name, run_id, task_id, f"{len(chain)} pieces of work in {ti['try_number']} "
+                                                               f"tries: {ids}"))  # fmt: skip
+        returned = collected.xcoms.get((run_id, task_id, "return_value"))
+        if ti["state"] == "success" and (not isinstance(returned, dict) or returned.get("id") != ids[-1]):
+            violations.append(Violation(name, run_id, task_id, f"returned {returned and returned.get('id')}, not "
+                                                               f"the chain's last {ids[-1]}"))  # fmt: skip
+        waited = ti["state"] == "success" and (ti["dag_id"], task_id) in WAITS_FOR_THE_END
+        if waited and chain[-1]["status"] not in ("succeeded", "ready"):
+            violations.append(Violation(name, run_id, task_id, f"succeeded on work {ids[-1]} that is "
+                                                               f"{chain[-1]['status']}"))  # fmt: skip
+    for (run_id, task_id), ti in tis.items():
+        if (ti["dag_id"], task_id) in JOB_TASKS and ti["state"] == "success" and (run_id, task_id) not in work:
+            violations.append(Violation(name, run_id, task_id, "succeeded, but the platform has no work of it"))
+    return violations
+
+
+def downloads_match_reports(collected: Collected) -> list[Violation]:
+    """Every file is its report's (sha256), and nothing else is left: no partial file, object or upload."""
+    name = "every downloaded file matches its report, nothing partial is left"
+    reports = {report["id"]: report for report in collected.reports}
+    violations = []
+    expected_local: set[Path] = set()
+    expected_keys: set[str] = set()
+    for ti in collected.tis:
+        if ti["dag_id"] not in DOWNLOADS or ti["task_id"] != "download" or ti["state"] != "success":
+            continue
+        run_id = ti["dag_run_id"]
+        written = collected.xcoms.get((run_id, "download", "download")) or {}
+        generated = collected.xcoms.get((run_id, DOWNLOADS[ti["dag_id"]], "return_value")) or {}
+        report = reports.get(generated.get("id", ""), {})
+        uri = str(written.get("uri", ""))
+        if uri.startswith("s3://"):
+            key = uri.split("/", 3)[3]
+            expected_keys.add(key)
+            content = collected.s3_objects.get(key)
+        else:
+            expected_local.add(Path(uri))
+            content = Path(uri).read_bytes() if Path(uri).is_file() else None
+        digest = hashlib.sha256(content).hexdigest() if content is not None else None
+        if not report or digest is None or digest != report.get("sha256") or written.get("sha256") != digest:
+            detail = f"{uri}: sha256 {digest}, XCom {written.get('sha256')}, report {generated.get('id')} "
+            violations.append(Violation(name, run_id, "download", detail + str(report.get("sha256"))))
+    for path in sorted(p for p in collected.exports.rglob("*") if p.is_file()):
+        if path not in expected_local:
+            violations.append(Violation(name, "", "", f"a file no task reported: {path}"))
+    for key in sorted(set(collected.s3_objects) - expected_keys):
+        violations.append(Violation(name, "", "", f"an S3 object no task reported: {key}"))
+    for key in collected.s3_open_uploads:
+        violations.append(Violation(name, "", "", f"an open multipart upload: {key}"))
+    collected.notes["files"] = len(expected_local) + len(expected_keys)
+    return violations
+
+
+def sync_events_exactly_once(collected: Collected) -> list[Violation]:
+    """The watcher reports each sync it saw once: none twice, none missed (but in the documented window)."""
+    name = "no sync reported twice by the event trigger, none missed"
+    reported = Counter(event["extra"]["payload"]["last_synced_at"] for event in collected.asset_events)
+    violations = [Violation(name, "", "", f"the sync of {synced_at} was reported {count} times")
+                  for synced_at, count in reported.items() if count > 1]  # fmt: skip
+    faulted = {fault["request_id"] for fault in collected.injected}
+    polls = sorted(when(r["received_at"]) for r in collected.requests
+                   if r["path"] == "/v1/data-sources/ds_warehouse/sync" and r["status"] == 200
+                   and r["request_id"] not in faulted)  # fmt: skip
+    finished = sorted(sync["finished_at"] for sync in collected.syncs if sync["outcome"] == "synced")
+    lost, folded = [], 0
+    for position, synced_at in enumerate(finished):
+        end = when(synced_at)
+        if not polls or end <= polls[0] or synced_at in reported:
+            continue  # before the watcher's first poll (its watermark), or reported
+        following = when(finished[position + 1]) if position + 1 < len(finished) else float("inf")
+        seen = [poll for poll in polls if end <= poll < following]
+        if not seen:
+            folded += 1  # the next sync finished before the watcher looked: one event for the newest
+        elif any(signalled - LOST_EVENT_WINDOW <= seen[0] <= gone for signalled, gone in collected.triggerer_stops):
+            lost.append(synced_at)
+        else:
+            violations.append(Violation(name, "", "", f"the sync of {synced_at} was seen by the watcher at "
+                                                      f"{seen[0]:.1f} but never reported"))  # fmt: skip
+    collected.notes["syncs"] = {"finished": len(finished), "events": sum(reported.values()), "folded": folded,
+                                "lost_in_documented_window": lost}  # fmt: skip
+    return violations
+
+
+def no_token_in_logs(collected: Collected) -> list[Violation]:
+    """No log line of any component or task holds a token the connection ever had."""
+    violations = []
+    tokens = [token.encode() for token in collected.tokens]
+    for path in collected.log_files:
+        for number, line in enumerate(path.read_bytes().splitlines(), 1):
+            if any(token in line for token in tokens):
+                violations.append(Violation("no token in any log line", "", "", f"{path.name}:{number}"))
+    return violations
+
+
+def nothing_left_in_flight(collected: Collected) -> list[Violation]:
+    """At the end no run or task instance is left running, deferred, queued or waiting to retry."""
+    name = "nothing running, deferred or queued at the end"
+    violations = [Violation(name, ti["dag_run_id"], ti["task_id"], f"left {ti['state']}")
+                  for ti in collected.tis if ti["state"] not in TERMINAL_TI]  # fmt: skip
+    violations += [Violation(name, run["dag_run_id"], "", f"run left {run['state']}")
+                   for run in collected.runs if run["state"] not in ("success", "failed")]  # fmt: skip
+    return violations
+
+
+def faults_absorbed(collected: Collected) -> list[Violation]:
+    """Each injected fault was absorbed: the same request (same key for a POST) later got an answer."""
+    name = "every injected fault absorbed"
+    answered: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    faulted = {fault["request_id"] for fault in collected.injected}
+    for request in collected.requests:
+        if request["request_id"] not in faulted and 200 <= request["status"] < 300:
+            answered[_same_request(request)].append(when(request["received_at"]))
+    by_id = {request["request_id"]: request for request in collected.requests}
+    violations, absorbed = [], Counter()  # type: ignore[var-annotated]
+    for fault in collected.injected:
+        hit = by_id.get(fault["request_id"])
+        if hit is not None and any(at >= when(hit["received_at"]) for at in answered[_same_request(hit)]):
+            absorbed[fault["kind"]] += 1
+        else:
+            what = f"{fault['kind']} on {fault['method']} {fault['path']} ({fault['request_id']})"
+            violations.append(Violation(name, "", "", what + " was never followed by an answer"))
+    collected.notes["faults"] = {"injected": dict(Counter(f["kind"] for f in collected.injected)),
+                                 "absorbed": dict(absorbed)}  # fmt: skip
+    return violations
+
+
+def _same_request(request: dict[str, Any]) -> tuple[str, str, str]:
+    return request["method"], request["path"], request["headers"].get("idempotency-key", "")
+
+
+INVARIANTS: list[Callable[[Collected], list[Violation]]] = [
+    nothing_left_in_flight,
+    every_permitted_run_succeeds,
+    one_piece_of_work_per_attempt_chain,
+    downloads_match_reports,
+    sync_events_exactly_once,
+    faults_absorbed,
+    no_token_in_logs,
+]

@@ -1,0 +1,212 @@
+"""``make soak``: a real Celery deployment under continuous load, platform faults, a token rotation and restarts.
+
+Starts (tools/soak/soak_deployment.py, on tools/e2e/cluster.py) Postgres, Redis, the sandbox with seeded chaos,
+moto's S3 server, and Airflow's api-server, scheduler, dag-processor, triggerer and two Celery workers, on
+loopback in one private temporary folder. For ``--minutes`` it keeps the soak DAGs' runs in flight through the
+REST API (load.py), samples health (health.py) and operates the deployment (operations.py); then it lets the
+runs in flight finish, reads the sandbox's and Airflow's records, checks every invariant (accounting.py),
+stops every process by pid and checks nothing is left. It writes a Markdown report and a PNG (report.py) and
+exits non-zero, naming the first broken invariant with its run and task ids, when any invariant is broken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import psutil
+from accounting import INVARIANTS, Collected, Violation
+from health import Health
+from load import Load
+from operations import Operations
+from report import figures, markdown, plot
+from soak_deployment import CANARY_DAG, EVENT_DAG, LOAD_DAGS, ROOT, S3_BUCKET, SoakDeployment, SoakPlan
+
+INVARIANT_NAMES = [
+    "nothing running, deferred or queued at the end",
+    "every run the platform let succeed succeeds",
+    "exactly one execution/report per attempt chain",
+    "every downloaded file matches its report, nothing partial is left",
+    "no sync reported twice by the event trigger, none missed",
+    "every injected fault absorbed",
+    "no token in any log line",
+    "at least 50 runs in flight",
+    "memory is flat",
+    "no process or temporary folder left",
+]
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # the deployment's clean-up runs, as for Ctrl-C
+
+
+def in_flight(deployment: SoakDeployment, dag_id: str) -> int:
+    path = f"/dags/{dag_id}/dagRuns?state=queued&state=running&limit=1"
+    return int(deployment.c.api("GET", path)["total_entries"])
+
+
+def wait_until(what: str, done: Any, seconds: float) -> None:
+    deadline = time.time() + seconds
+    while not done():
+        if time.time() > deadline:
+            print(f"drain: {what} did not happen within {seconds:.0f} s", flush=True)
+            return
+        time.sleep(3)
+
+
+def drain(deployment: SoakDeployment, load: Load, health: Health) -> None:
+    """Let every run in flight finish: the load's first (syncs go on: sensors wait for them), then the rest."""
+    load.stop_triggering()
+    seconds = deployment.plan.drain_seconds
+    wait_until("the load's runs finishing", lambda: sum(in_flight(deployment, d) for d in LOAD_DAGS) == 0, seconds)
+    health.stop()
+    time.sleep(8)  # the last syncs finish and the watcher sees them before the syncs stop
+    load.stop()
+    wait_until("the event-driven and canary runs finishing",
+               lambda: in_flight(deployment, EVENT_DAG) + in_flight(deployment, CANARY_DAG) == 0, 300)  # fmt: skip
+
+
+def collect(deployment: SoakDeployment, operations: Operations) -> tuple[Collected, list[dict[str, float]]]:
+    """Everything the invariants read: Airflow's records, the sandbox's, the files, the logs."""
+    from accounting import DOWNLOADS, JOB_TASKS
+
+    runs, tis = deployment.runs(), deployment.task_instances()
+    xcoms: dict[tuple[str, str, str], Any] = {}
+    for ti in tis:
+        if ti["state"] == "success" and (ti["dag_id"], ti["task_id"]) in JOB_TASKS:
+            xcoms[(ti["dag_run_id"], ti["task_id"], "return_value")] = deployment.xcom(ti)
+        if ti["state"] == "success" and ti["dag_id"] in DOWNLOADS and ti["task_id"] == "download":
+            xcoms[(ti["dag_run_id"], "download", "download")] = deployment.xcom(ti, "download")
+    canary_tis = deployment.c.api("GET", f"/dags/{CANARY_DAG}/dagRuns/~/taskInstances?limit=1000")["task_instances"]
+    canaries = [deployment.xcom(ti) for ti in canary_tis if ti["state"] == "success"]
+    s3 = deployment.s3()
+    listed = s3.list_objects_v2(Bucket=S3_BUCKET).get("Contents", [])
+    objects = {entry["Key"]: s3.get_object(Bucket=S3_BUCKET, Key=entry["Key"])["Body"].read() for entry in listed}
+    uploads = [u["Key"] for u in s3.list_multipart_uploads(Bucket=S3_BUCKET).get("Uploads", [])]
+    collected = Collected(
+        runs=runs, tis=tis, xcoms=xcoms,
+        executions=deployment.sandbox("/_sandbox/executions")["data"],
+        reports=deployment.sandbox("/_sandbox/reports")["data"],
+        requests=deployment.sandbox("/_sandbox/requests")["data"],
+        injected=deployment.sandbox("/_sandbox/chaos")["data"],
+        syncs=deployment.sandbox("/_sandbox/data-sources/ds_warehouse/syncs")["data"],
+        asset_events=deployment.asset_events("soak-warehouse-synced"),
+        exports=deployment.c.exports, s3_objects=objects, s3_open_uploads=uploads,
+        log_files=[path for path in deployment.c.logs.rglob("*") if path.is_file()],
+        tokens=list(deployment.tokens), triggerer_stops=list(operations.record.triggerer_stops),
+        failed_tries={(ti["dag_run_id"], ti["task_id"]): deployment.failed_tries(ti) for ti in tis
+                      if int(ti["try_number"] or 0) > 1 or ti["state"] == "failed"},
+    )  # fmt: skip
+    return collected, [c for c in canaries if isinstance(c, dict)]
+
+
+def nothing_left_behind(seen: set[tuple[int, float]], folders: list[Path]) -> list[Violation]:
+    """After the stop: no process of the deployment alive (one seen in a component's tree, or any process whose
+    command line or environment names the private folder: an orphan no tree holds), no temporary folder left."""
+    name = "no process or temporary folder left"
+    found = []
+    for process in psutil.process_iter(["pid", "create_time", "cmdline", "environ", "status"]):
+        info = process.info
+        if info["status"] == psutil.STATUS_ZOMBIE or info["pid"] == os.getpid():
+            continue
+        text = " ".join(info["cmdline"] or []) + " " + " ".join(f"{k}={v}" for k, v in (info["environ"] or {}).items())
+        if (info["pid"], info["create_time"]) in seen or any(str(folder) in text for folder in folders):
+            found.append(Violation(name, "", "", f"process {info['pid']} still runs: {text[:120]}"))
+    return found + [Violation(name, "", "", f"{folder} still exists") for folder in folders if folder.exists()]
+
+
+def main() -> int:
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=float(os.environ.get("SOAK_MINUTES", "60")))
+    parser.add_argument("--seed", type=int, default=17, help="the chaos seed (default 17)")
+    args = parser.parse_args()
+    plan = SoakPlan(minutes=args.minutes, seed=args.seed)
+    results = ROOT / ("soak/results" if args.minutes >= 60 else ".soak/results")
+    results.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%d-%H%M")
+    setup_started = time.time()
+    print(f"== make soak: {args.minutes:g} min of load, chaos seed {args.seed}, work of "
+          f"{plan.work_seconds[0]:g}-{plan.work_seconds[1]:g} s", flush=True)  # fmt: skip
+    violations: list[Violation] = []
+    result = None
+    deployment = SoakDeployment(plan)
+    health: Health | None = None
+    try:
+        with deployment:
+            try:
+                deployment.wait_parsed({*LOAD_DAGS, EVENT_DAG, CANARY_DAG})
+                for dag_id in (*LOAD_DAGS, EVENT_DAG, CANARY_DAG):
+                    deployment.unpause(dag_id)
+                load, health, operations = Load(deployment, plan.seed), Health(deployment), Operations(deployment)
+                started = time.time()
+                print(f"== deployment up in {started - setup_started:.0f} s; load starts", flush=True)
+                load.start()
+                health.start()
+                while (elapsed := time.time() - started) < plan.seconds:
+                    operations.due(elapsed)
+                    time.sleep(1)
+                load_end = time.time()
+                print(f"== load over after {(load_end - started) / 60:.1f} min; draining", flush=True)
+                drain(deployment, load, health)
+                collected, canaries = collect(deployment, operations)
+                for invariant in INVARIANTS:
+                    violations += invariant(collected)
+                ramped = started + 90
+                summary = {"setup_started": setup_started, "target": plan.in_flight,
+                           "lowest_in_flight": load.lowest_in_flight(ramped), "triggered": load.record.triggered,
+                           "operations": [name for _, name, _ in operations.record.done]}  # fmt: skip
+                result = figures(collected, health.record.samples, canaries, summary, started, load_end, time.time())
+                lowest = load.lowest_in_flight(ramped)
+                if lowest is None or lowest < plan.min_in_flight:
+                    result.violations.append(Violation("at least 50 runs in flight", "", "", f"lowest {lowest}"))
+                plot(results / f"soak-{stamp}-{args.minutes:g}min.png", collected, health.record.samples, started,
+                     load_end)  # fmt: skip
+            finally:
+                if health is not None:
+                    health.stopping.set()
+                if violations or result is None or result.violations:
+                    deployment.c.keep_logs = True
+        folders = [deployment.c.home, deployment.staging]
+        violations += nothing_left_behind(health.record.pids if health else set(), folders)
+    except Exception:
+        traceback.print_exc()
+        print(f"\nThe soak could not finish; every component's log is kept in {deployment.c.kept_logs}")
+        return 1
+    if result is not None:
+        violations += result.violations
+        counts = [(name, sum(1 for v in violations if v.invariant == name)) for name in _names(violations)]
+        report = markdown(result, counts, f"make soak: {args.minutes:g} minutes, seed {args.seed}")
+        if violations:
+            report += "\nViolations (the first 50):\n\n| invariant | run | task | detail |\n|---|---|---|---|\n"
+            report += "".join(f"| {v.invariant} | {v.run_id} | {v.task_id} | {v.detail.replace('|', '/')} |\n"
+                              for v in violations[:50])  # fmt: skip
+        path = results / f"soak-{stamp}-{args.minutes:g}min.md"
+        path.write_text(report)
+        print("\n" + report + f"\nreport: {path.relative_to(ROOT)} (and .png)")
+    if violations:
+        first = violations[0].invariant
+        print(f"\nFAILED: the first broken invariant is '{first}':")
+        for violation in [v for v in violations if v.invariant == first][:10]:
+            print(f"  run {violation.run_id or '-'} task {violation.task_id or '-'}: {violation.detail}")
+        print(f"{len(violations)} violations in all; every component's log is kept in {deployment.c.kept_logs}")
+        return 1
+    print(f"\nmake soak: every invariant held ({(time.time() - setup_started) / 60:.1f} min in all)")
+    return 0
+
+
+def _names(violations: list[Violation]) -> list[str]:
+    """Every invariant's name, in the order they are checked, then any other that was broken."""
+    return [*INVARIANT_NAMES, *sorted({v.invariant for v in violations} - set(INVARIANT_NAMES))]
+
+
+if __name__ == "__main__":
+    shutil.rmtree(ROOT / ".soak" / "logs", ignore_errors=True)
+    sys.exit(main())
