@@ -16,6 +16,7 @@ from airflow_provider_analytics.hooks.destinations import DownloadResult, downlo
 from airflow_provider_analytics.hooks.forms import connection_form_widgets, field_behaviour
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
+from airflow_provider_analytics.wire.conditional import holds_update
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import (
     ADVICE_NO_API,
@@ -28,6 +29,7 @@ from airflow_provider_analytics.wire.errors import (
     AnalyticsTLSError,
     ForbiddenError,
     NotFoundError,
+    PreconditionFailedError,
     UnauthenticatedError,
 )
 from airflow_provider_analytics.wire.models import (
@@ -267,9 +269,27 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param tags: tags (none when ``None``).
         :param layout: chart placements (none when ``None``).
         :param if_match: the ``version`` you read; a newer one on the platform raises
-            :class:`PreconditionFailedError` instead of overwriting someone else's change.
+            :class:`PreconditionFailedError` instead of overwriting someone else's change. A 412 to a repeat of
+            this very update (its first answer was lost, or the task is retried) is not a conflict: when the
+            dashboard stands at ``if_match + 1`` holding exactly this update, that dashboard is returned
+            (one listing of the dashboards to read it; :mod:`~airflow_provider_analytics.wire.conditional`).
         """
-        return self.client.call(endpoints.update_dashboard(dashboard_id, name, description, tags, layout, if_match))
+        update = endpoints.update_dashboard(dashboard_id, name, description, tags, layout, if_match)
+        try:
+            return self.client.call(update)
+        except PreconditionFailedError:
+            if if_match is None:
+                raise
+            current = next((item for item in self.list_dashboards() if item.get("id") == dashboard_id), None)
+            if current is None or not holds_update(current, update.spec):
+                raise
+            self.log.info(
+                "Dashboard %s already holds this update at version %s: an earlier attempt applied it (its answer was"
+                " lost, or this is a retry)",
+                dashboard_id,
+                current.get("version"),
+            )
+            return current
 
     # Reports --------------------------------------------------------------------------------------------
 

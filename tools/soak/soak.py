@@ -70,7 +70,7 @@ def drain(deployment: SoakDeployment, load: Load, health: Health) -> None:
     time.sleep(8)  # the last syncs finish and the watcher sees them before the syncs stop
     load.stop()
     wait_until("the event-driven and canary runs finishing",
-               lambda: in_flight(deployment, EVENT_DAG) + in_flight(deployment, CANARY_DAG) == 0, 300)  # fmt: skip
+               lambda: in_flight(deployment, EVENT_DAG) + in_flight(deployment, CANARY_DAG) == 0, seconds)  # fmt: skip
 
 
 def collect(deployment: SoakDeployment, operations: Operations) -> tuple[Collected, list[dict[str, float]]]:

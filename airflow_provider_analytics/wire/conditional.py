@@ -1,0 +1,52 @@
+"""Whether a conditional update refused with 412 was already applied by an earlier attempt of the same update.
+
+A ``PUT`` is retried when its answer is lost (a reset connection, a timeout), by the client's retry loop and by a
+task's retry alike. With ``If-Match`` the repeat is refused with 412 when the first attempt did go through: that
+attempt moved the version on. Failing then would report a conflict with ourselves, and a retry of the task would
+fail the same way forever. The update was ours when the resource now stands exactly one version past the one the
+update expected and holds exactly what the update sent. Anything else (another writer's change, two versions on)
+is a real conflict and stays one. The contract leaves this open; docs/api-contract.md records the decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from airflow_provider_analytics.wire.calls import RequestSpec
+
+__all__ = ["expected_version", "holds_update"]
+
+
+def expected_version(update: RequestSpec) -> int | None:
+    """The version an update's ``If-Match`` names; ``None`` for an unconditional update.
+
+    :param update: the ``PUT`` as built by :mod:`~airflow_provider_analytics.wire.endpoints`.
+    """
+    header = update.headers.get("If-Match", "")
+    digits = header.strip('"')
+    return int(digits) if digits.isdigit() else None
+
+
+def _holds(current: Any, sent: Any) -> bool:
+    """``current`` holds ``sent``: equal, except that a mapping may carry fields the platform added (defaults)."""
+    if isinstance(sent, Mapping):
+        return isinstance(current, Mapping) and all(
+            key in current and _holds(current[key], value) for key, value in sent.items()
+        )
+    if isinstance(sent, list):
+        return isinstance(current, list) and len(current) == len(sent) and all(map(_holds, current, sent))
+    return bool(current == sent) and type(current) is type(sent)
+
+
+def holds_update(resource: Mapping[str, Any], update: RequestSpec) -> bool:
+    """Whether ``resource``, read after ``update`` was refused with 412, is that very update already applied.
+
+    :param resource: the resource as it reads now.
+    :param update: the refused ``PUT`` (with ``If-Match``).
+    """
+    expected = expected_version(update)
+    version = resource.get("version")
+    if expected is None or isinstance(version, bool) or version != expected + 1:
+        return False
+    return _holds(resource, update.json_body or {})
