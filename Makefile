@@ -27,14 +27,17 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# The suite runs in PYTEST_WORKERS processes (pytest-xdist): it spends most of its time waiting on sockets and
+# subprocesses, so two processes nearly halve it on two cores. PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= 2
 pytest: install
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal
 
 test: lint typecheck pytest
 
 # The suite on the other Python versions the README claims, one venv each under .compat/ (tools/compat.py).
 test-compat: install
-	$(BIN)/python tools/compat.py --uv $(UV)
+	$(BIN)/python tools/compat.py --uv $(UV) -- -n $(PYTEST_WORKERS) --dist worksteal
 
 demo: install
 	$(BIN)/python tools/demo.py
