@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 
 from airflow_provider_analytics.sandbox import SandboxDependencyError, require_dependencies
 from airflow_provider_analytics.sandbox.domain.config import MAX_GENERATED_ROWS
+from airflow_provider_analytics.sandbox.domain.rate_limits import per_second_problem
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.sandbox.domain.config import Timings
+    from airflow_provider_analytics.sandbox.domain.config import SandboxConfig, Timings
     from airflow_provider_analytics.sandbox.faults.chaos import ChaosConfig
 
 DEFAULT_PORT = 8765
@@ -77,6 +78,23 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="MIN-MAX",
         help="each execution and report takes a random time in this range (e.g. 60-600), seeded by --chaos-seed",
+    )
+    parser.add_argument(
+        "--rate-limit",
+        type=_per_second,
+        default=None,
+        metavar="N",
+        help=(
+            "allow each token N requests per second (counted per whole second of the wall clock; a fraction is "
+            "kept: 0.5 allows 1 request every 2 s); more are answered 429 with Retry-After (default: no "
+            "per-second limit)"
+        ),
+    )
+    parser.add_argument(
+        "--no-rate-limit-headers",
+        action="store_true",
+        help="send no X-RateLimit-Limit/-Remaining/-Reset headers, like a platform that publishes none (a 429 "
+        "still carries Retry-After)",
     )
     chaos = parser.add_argument_group(
         "chaos", "seeded random faults, off unless --chaos-seed is given; the same seed gives the same sequence"
@@ -136,6 +154,26 @@ def _chaos(options: argparse.Namespace) -> ChaosConfig:
         )
     except ValueError as error:
         raise SystemExit(f"invalid chaos settings: {error}") from None
+
+
+def _per_second(text: str) -> float:
+    value = _seconds(text)
+    if per_second_problem(value) is not None:
+        raise argparse.ArgumentTypeError(f"must be a number of requests per second over 0, got {text!r}")
+    return value
+
+
+def _config(options: argparse.Namespace) -> SandboxConfig:
+    """The server's configuration from the command line."""
+    from airflow_provider_analytics.sandbox.domain.config import SandboxConfig
+
+    return SandboxConfig(
+        timings=_timings(options),
+        seed=not options.no_seed,
+        chaos=_chaos(options),
+        rate_limit_per_second=options.rate_limit,
+        rate_limit_headers=not options.no_rate_limit_headers,
+    )
 
 
 def _seconds(text: str) -> float:
@@ -198,14 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SandboxDependencyError as error:
         print(error, file=sys.stderr)
         return 2
-    from airflow_provider_analytics.sandbox.domain.config import SandboxConfig
     from airflow_provider_analytics.sandbox.http.server import SandboxServer
 
-    server = SandboxServer(
-        SandboxConfig(timings=_timings(options), seed=not options.no_seed, chaos=_chaos(options)),
-        options.host,
-        options.port,
-    )
+    server = SandboxServer(_config(options), options.host, options.port)
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:

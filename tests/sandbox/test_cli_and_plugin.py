@@ -33,6 +33,31 @@ def test_cli_prints_connection_and_serves() -> None:
             assert process.wait(timeout=15) == 0
 
 
+def test_cli_rate_limit_without_headers() -> None:
+    command = [
+        *[sys.executable, "-m", "airflow_provider_analytics.sandbox", "--port", "0", "--speed", "fast"],
+        *["--rate-limit", "1", "--no-rate-limit-headers"],
+    ]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as process:
+        try:
+            assert process.stdout is not None
+            connection = json.loads(process.stdout.readline())
+            headers = {"Authorization": f"Bearer {connection['password']}"}
+            with httpx.Client(base_url=connection["host"], headers=headers) as client:
+                answers = [client.get("/v1/charts")]
+                while answers[-1].status_code != 429 and len(answers) < 10:  # 1/s: the second in a second is refused
+                    answers.append(client.get("/v1/charts"))
+                stats = client.get("/_sandbox/rate-limit").json()
+            assert answers[-1].status_code == 429
+            assert all(answer.headers["retry-after"] == "1" for answer in answers if answer.status_code == 429)
+            assert not [name for answer in answers for name in answer.headers if name.startswith("x-ratelimit-")]
+            assert (stats["per_second"], stats["headers"], stats["refused"]) == (1, False, 1)
+            assert stats["allowed"] == len(answers) - 1
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=15) == 0
+
+
 def test_plugin_fixture_points_airflow_at_the_sandbox(analytics_sandbox: SandboxServer) -> None:
     connection = json.loads(os.environ["AIRFLOW_CONN_ANALYTICS_DEFAULT"])
     assert connection == json.loads(analytics_sandbox.connection_json())

@@ -36,6 +36,13 @@ def test_help_durations_read_as_english() -> None:
     assert "a execution" not in text
 
 
+def test_help_explains_the_rate_limit_options() -> None:
+    text = help_text()
+    assert "--rate-limit N allow each token N requests per second" in text
+    assert "--no-rate-limit-headers send no X-RateLimit-Limit/-Remaining/-Reset headers" in text
+    assert "still carries Retry-After" in text
+
+
 def test_the_stated_limit_is_the_enforced_one(client: httpx.Client) -> None:
     def generate(rows: int) -> int:
         body = {"dashboard_ids": ["db_sales"], "format": "csv", "parameters": {"rows": rows}}

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from airflow_provider_analytics.sandbox.__main__ import DEFAULT_PORT, _parser, _timings
+from airflow_provider_analytics.sandbox.__main__ import DEFAULT_PORT, _config, _parser, _timings
 from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
 
@@ -46,6 +46,7 @@ def test_an_address_it_cannot_listen_on_is_one_line_and_status_2() -> None:
         ["--port", "-1"],
         ["--port", "http"],
         ["--auto-sync", "-1"],
+        *[["--rate-limit", value] for value in ("0", "-1", "nan", "inf", "fast")],
         *[[option, value] for option in ("--execution-seconds", "--report-seconds", "--sync-seconds")
           for value in ("0", "-3", "nan", "inf", "soon", "86400")],
     ],
@@ -77,3 +78,10 @@ def test_without_durations_the_speed_decides() -> None:
     assert only_reports.execution_total == Timings.demo().execution_total
     assert only_reports.report_total == 100
     assert _timings(_parser().parse_args(["--auto-sync", "0"])).auto_sync_interval is None
+
+
+def test_rate_limit_options_reach_the_configuration() -> None:
+    default = _config(_parser().parse_args([]))
+    assert (default.rate_limit_per_second, default.rate_limit_headers) == (None, True)
+    limited = _config(_parser().parse_args(["--rate-limit", "2.5", "--no-rate-limit-headers"]))
+    assert (limited.rate_limit_per_second, limited.rate_limit_headers) == (2.5, False)

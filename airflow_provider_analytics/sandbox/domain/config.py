@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from airflow_provider_analytics.sandbox.domain.rate_limits import per_second_problem
 from airflow_provider_analytics.sandbox.faults.chaos import ChaosConfig
 
 DEFAULT_WORKSPACE = "ws_default"
@@ -105,6 +106,10 @@ class SandboxConfig:
     :param tokens: accepted bearer tokens and what each may access; the first one is the server's
         "full access" token (``SandboxServer.token``).
     :param rate_limit_per_minute: requests each token may make per one-minute window before 429.
+    :param rate_limit_per_second: requests each token may make per second of the wall clock before 429 (a
+        fraction is kept, never exceeded: ``sandbox.domain.rate_limits``); None: no per-second limit.
+    :param rate_limit_headers: whether responses carry ``X-RateLimit-Limit``, ``-Remaining`` and ``-Reset``
+        (a 429 carries ``Retry-After`` either way).
     :param chart_rows: number of rows every chart's data has.
     :param seed: whether to fill the workspaces with believable sample data on start and reset.
     :param max_body_bytes: request bodies larger than this are answered with 413.
@@ -114,6 +119,8 @@ class SandboxConfig:
     timings: Timings = field(default_factory=Timings)
     tokens: Mapping[str, TokenGrant] = field(default_factory=default_tokens)
     rate_limit_per_minute: int = 6000
+    rate_limit_per_second: float | None = None
+    rate_limit_headers: bool = True
     chart_rows: int = 250
     seed: bool = True
     max_body_bytes: int = 1024 * 1024
@@ -124,6 +131,11 @@ class SandboxConfig:
             raise ValueError("a sandbox needs at least one token")
         if self.rate_limit_per_minute < 1:
             raise ValueError("rate_limit_per_minute must be at least 1")
+        problem = per_second_problem(self.rate_limit_per_second)
+        if problem is not None:
+            raise ValueError(f"rate_limit_per_second {problem}")
+        if not isinstance(self.rate_limit_headers, bool):
+            raise ValueError("rate_limit_headers must be True or False")
         if self.chart_rows < 0:
             raise ValueError("chart_rows must not be negative")
 

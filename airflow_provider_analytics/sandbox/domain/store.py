@@ -16,7 +16,7 @@ from airflow_provider_analytics.sandbox.domain.clock import SandboxClock
 from airflow_provider_analytics.sandbox.domain.config import SandboxConfig, Timings
 from airflow_provider_analytics.sandbox.domain.idempotency import IdempotencyStore
 from airflow_provider_analytics.sandbox.domain.pagination import CursorCodec
-from airflow_provider_analytics.sandbox.domain.rate_limits import RateLimiter
+from airflow_provider_analytics.sandbox.domain.rate_limits import RateLimits, RateLimitStats
 from airflow_provider_analytics.sandbox.domain.records import (
     DataSourceRecord,
     JsonDict,
@@ -52,7 +52,9 @@ class SandboxState:
         self.injected = InjectedFaults()
         self.tokens = TokenBook(config.tokens)
         self.idempotency = IdempotencyStore()
-        self.rate_limiter = RateLimiter(config.rate_limit_per_minute)
+        self.rate_limits = RateLimits(
+            config.rate_limit_per_minute, config.rate_limit_per_second, config.rate_limit_headers
+        )
         self.cursors = CursorCodec(secrets.token_bytes(32))
         self._workspaces: dict[str, Workspace] = {}
         self.request_log = RequestLog()
@@ -67,7 +69,8 @@ class SandboxState:
     def reset(self) -> None:
         """Wipe every record and re-seed; clear faults, the request log, outcomes and the clock offset.
 
-        Rotated tokens are forgotten and the chaos streams start over from their seed.
+        Rotated tokens are forgotten and the chaos streams start over from their seed. The rate limits go
+        back to the configuration's, with no counts.
         """
         with self.lock:
             self.timings = self.config.timings
@@ -77,7 +80,7 @@ class SandboxState:
             self.injected.clear()
             self.tokens.reset()
             self.idempotency.clear()
-            self.rate_limiter.clear()
+            self.rate_limits.reset()
             self.request_log.clear()
             self._execution_outcomes.clear()
             self._report_outcome = "ready"
@@ -120,6 +123,19 @@ class SandboxState:
         """
         with self.lock:
             self.timings = timings
+
+    def set_rate_limit(self, per_second: float | None, headers: bool = True) -> None:
+        """Change the per-token limit per second and the ``X-RateLimit-*`` switch, until the next :meth:`reset`.
+
+        :param per_second: requests per second per token, over 0 (a fraction allowed); None: no such limit.
+        :param headers: whether responses carry ``X-RateLimit-Limit/Remaining/Reset`` (429s keep ``Retry-After``).
+        :raises ValueError: ``per_second`` is not a finite number over 0 or None.
+        """
+        self.rate_limits.configure(per_second, headers)
+
+    def rate_limit_stats(self) -> RateLimitStats:
+        """``{"per_second", "headers", "allowed", "refused"}``: the per-second limit and what it let through."""
+        return self.rate_limits.stats()
 
     def set_execution_outcome(self, workflow_id: str, outcome: str, error: str | JsonDict | None = None) -> None:
         """Decide how future executions of a workflow end.

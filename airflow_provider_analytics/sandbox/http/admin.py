@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse
 from airflow_provider_analytics.sandbox.domain import lifecycle
 from airflow_provider_analytics.sandbox.domain.api_error import ApiError
 from airflow_provider_analytics.sandbox.domain.clock import rfc3339
+from airflow_provider_analytics.sandbox.domain.rate_limits import per_second_problem
 from airflow_provider_analytics.sandbox.domain.request_log import RecordedRequest
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.faults.kinds import Fault
@@ -183,6 +184,27 @@ def build_router(state: SandboxState) -> APIRouter:
         except ValueError as error:
             raise ApiError(409, str(error)) from None
         return ok()
+
+    @router.get("/rate-limit")
+    async def rate_limit() -> JSONResponse:
+        return JSONResponse(dict(state.rate_limit_stats()))
+
+    @router.post("/rate-limit")
+    async def set_rate_limit(request: Request) -> JSONResponse:
+        options = await _json_object(request)
+        # per_second is required (null turns the limit off), as in SandboxServer.set_rate_limit: a body
+        # that only says {"headers": false} must not silently keep or drop a limit.
+        fields = {name: "is not a field of this endpoint" for name in options if name not in ("per_second", "headers")}
+        per_second, headers = options.get("per_second"), options.get("headers", True)
+        problem = per_second_problem(per_second) if "per_second" in options else "is required (null: no limit)"
+        if problem is not None:
+            fields["per_second"] = problem
+        if not isinstance(headers, bool):
+            fields["headers"] = "must be true or false"
+        if fields:
+            raise ApiError.invalid_fields(fields)
+        state.set_rate_limit(per_second, headers)
+        return JSONResponse(dict(state.rate_limit_stats()))
 
     @router.post("/deprecations")
     async def deprecate(request: Request) -> JSONResponse:

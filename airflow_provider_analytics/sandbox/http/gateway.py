@@ -162,11 +162,10 @@ class _Exchange:
             await self._error(403, f"this token has no access to workspace {workspace_id}")
             return None
         assert self.token is not None
-        self.rate = self.state.rate_limiter.hit(self.token, self.state.now())
+        self.rate = self.state.rate_limits.hit(self.token, self.state.now())
         if not self.rate.allowed:
-            retry_after = str(self.rate.retry_after)
-            message = f"rate limit of {self.rate.limit} requests per minute exceeded; retry in {retry_after} s"
-            await self._error(429, message, headers=[("retry-after", retry_after)])
+            retry_after = [("retry-after", str(self.rate.retry_after))]
+            await self._error(429, self.rate.refusal_message(), headers=retry_after)
             return None
         return workspace_id
 
@@ -241,8 +240,8 @@ class _Exchange:
 
     def _decorate(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
         extra = [("x-request-id", self.request_id)]
-        rate = self.rate or self.state.rate_limiter.peek(self.token, self.state.now())
-        extra += rate.headers()
+        rate = self.rate or self.state.rate_limits.peek(self.token, self.state.now())
+        extra += rate.headers()  # none when rate_limit_headers is off
         extra += self.state.deprecation_headers(self.path)
         if self.fault is not None and self.fault.kind == "bad_digest":
             headers = [(name, value) for name, value in headers if name.lower() != b"repr-digest"]

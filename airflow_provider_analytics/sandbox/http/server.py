@@ -12,6 +12,7 @@ from types import TracebackType
 import uvicorn
 
 from airflow_provider_analytics.sandbox.domain.config import SandboxConfig
+from airflow_provider_analytics.sandbox.domain.rate_limits import RateLimitStats
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.faults.hostile import ConnectionDropped
 from airflow_provider_analytics.sandbox.http.app import create_app
@@ -122,6 +123,22 @@ class SandboxServer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.stop()
+
+    def set_rate_limit(self, per_second: float | None, headers: bool = True) -> None:
+        """Change the per-token limit per second and the ``X-RateLimit-*`` switch while the server runs.
+
+        ``state.reset()`` (the ``analytics_sandbox`` fixture's) restores the configuration's values.
+
+        :param per_second: requests per second per token, over 0 (a fraction allowed); None: no such limit.
+        :param headers: whether responses carry ``X-RateLimit-Limit/Remaining/Reset`` (429s keep ``Retry-After``).
+        :raises ValueError: ``per_second`` is not a finite number over 0 or None.
+        """
+        self.state.set_rate_limit(per_second, headers)
+
+    def rate_limit_stats(self) -> RateLimitStats:
+        """``{"per_second", "headers", "allowed", "refused"}``: the per-second limit, and the requests it let
+        through and refused since the server started or was last reset (counted while a limit is set)."""
+        return self.state.rate_limit_stats()
 
     @property
     def requests_in_progress(self) -> int:
