@@ -39,6 +39,17 @@ def _leftover_threads(before: set[threading.Thread]) -> list[threading.Thread]:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_rate_limiters() -> Iterator[None]:
+    """Every test starts unthrottled: the tests share a sandbox (one account), and one test's 429s must not
+    pace the next test's requests."""
+    from airflow_provider_analytics.wire.throttle import reset_rate_limiters
+
+    reset_rate_limiters()
+    yield
+    reset_rate_limiters()
+
+
+@pytest.fixture(autouse=True)
 def _no_thread_left_running() -> Iterator[None]:
     """Fail a test that leaves a new non-daemon thread alive: it would act during the tests after it."""
     before = set(threading.enumerate())

@@ -31,7 +31,8 @@ from airflow_provider_analytics.triggers.wait_events import (
     try_number_of,
 )
 from airflow_provider_analytics.waits.base import Wait
-from airflow_provider_analytics.wire.errors import AnalyticsError, UnauthenticatedError
+from airflow_provider_analytics.wire.deadline import LAST_LOOK_SECONDS, call_deadline
+from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, AnalyticsError, UnauthenticatedError
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
@@ -153,8 +154,13 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
             self.log.info("%s is %s; next check in %g s", wait.describe(), resource.get("status"), self.poll_interval)
             time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
             try:
-                resource = self.fetch(wait)
+                # A poll waits out the platform's rate limit (its 429s do not use up the client's retries), but
+                # never past the wait's own deadline: a poll cut short there ends the wait as a timeout.
+                with call_deadline(None if deadline is None else max(deadline - time.time(), LAST_LOOK_SECONDS)):
+                    resource = self.fetch(wait)
             except AnalyticsError as exc:
+                if deadline is not None and time.time() >= deadline and isinstance(exc, TRANSIENT_ERRORS):
+                    self.give_up(wait, resource)
                 raise RemoteWaitError.from_error(wait.describe(), exc) from exc
         return resource, result
 

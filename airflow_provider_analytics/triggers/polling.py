@@ -12,19 +12,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook
-from airflow_provider_analytics.wire.deadline import call_deadline
-from airflow_provider_analytics.wire.errors import (
-    AnalyticsTransportError,
-    RateLimitedError,
-    ServerError,
-    UnauthenticatedError,
-)
-
-# Still failing after the client's own retries: poll again later rather than give up over an outage the
-# platform will recover from.
-TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
-# The least time one poll gets, even when the deadline is closer (or past, after a triggerer restart).
-LAST_LOOK_SECONDS = 1.0
+from airflow_provider_analytics.wire.deadline import LAST_LOOK_SECONDS, call_deadline
+from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, UnauthenticatedError
 
 Fetched = TypeVar("Fetched")
 __all__ = ["LAST_LOOK_SECONDS", "TRANSIENT_ERRORS", "PlatformPoller"]

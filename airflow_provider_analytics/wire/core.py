@@ -43,6 +43,7 @@ from airflow_provider_analytics.wire.errors import (
     platform_error_object,
 )
 from airflow_provider_analytics.wire.retry import parse_retry_after
+from airflow_provider_analytics.wire.throttle import Turn, limiter_for
 from airflow_provider_analytics.wire.tls import tls_context
 from airflow_provider_analytics.wire.transports import PoolSettings
 
@@ -122,6 +123,8 @@ class BaseAnalyticsClient:
 
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
+        # Shared by every client of the same account in this process (wire/throttle.py).
+        self.rate_limiter = limiter_for(config.base_url, config.token, config.connection_id)
         # Set by the first successful answer: the base URL then provably serves the API, so a later 404
         # means a missing resource and needs no probe (see _route_unknown).
         self._api_answered = False
@@ -165,25 +168,25 @@ class BaseAnalyticsClient:
         """The retry loop: yields steps, receives replies, returns the first successful answer.
 
         Each attempt has ``timeout`` seconds in all; a :func:`~.deadline.call_deadline` in force also bounds
-        the attempts and the waits between them together.
+        the attempts and the waits between them together. A 429 does not use up the policy's retries: the
+        request waits its account's turn (:mod:`.throttle`) for up to ``max_rate_limited_seconds``.
         """
         policy = self.config.retry
-        retries = 0
+        retries = refusals = 0
+        first_refusal: float | None = None
+        turn: Turn | None = None  # kept after a 429: the request keeps its place in the account's queue
         while True:
-            now = time.monotonic()
+            sent_at, turn = yield from self._wait_for_turn(spec, turn)
             call_deadline = current_call_deadline()
-            if call_deadline is not None and call_deadline <= now:
-                raise AnalyticsTimeoutError(
-                    f"{spec.method} {spec.path} was not sent: the time allowed for it had run out",
-                    method=spec.method,
-                    path=spec.path,
-                )
             deadline = (
-                now + self.config.timeout if call_deadline is None else min(now + self.config.timeout, call_deadline)
+                sent_at + self.config.timeout
+                if call_deadline is None
+                else min(sent_at + self.config.timeout, call_deadline)
             )
             reply = yield Send(self._build_request(http, spec), deadline, stream)
             error: AnalyticsError
             if isinstance(reply, httpx.TransportError):
+                turn = None
                 error = self._transport_error(spec, reply)
                 reason = policy.retry_reason(retries_done=retries, idempotent=spec.idempotent, transport_error=True)
                 # Jitter from the process-wide generator: a Random per client would cost each of a
@@ -193,6 +196,8 @@ class BaseAnalyticsClient:
             elif isinstance(reply, Answer):
                 response = reply.response
                 LIFECYCLE_NOTICES.note(spec, response)
+                now = max(time.monotonic(), sent_at)  # the clock _wait_for_turn keeps: real, or moved by sleeps
+                self.rate_limiter.answered(response.status_code, response.headers, now)
                 if response.is_success:
                     self._api_answered = True
                     return reply
@@ -203,9 +208,6 @@ class BaseAnalyticsClient:
                         request_id=clean_text(response.headers.get(HEADER_REQUEST_ID, ""), 200) or None,
                     )
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                reason = policy.retry_reason(
-                    retries_done=retries, idempotent=spec.idempotent, status=response.status_code
-                )
                 unknown_route = False
                 if response.status_code == 404:
                     unknown_route = yield from self._route_unknown(http, spec, reply.body or b"")
@@ -219,6 +221,15 @@ class BaseAnalyticsClient:
                     unknown_route=unknown_route,
                     connection_id=self.config.connection_id,
                 )
+                if response.status_code == 429:
+                    first_refusal = now if first_refusal is None else first_refusal
+                    self._refused(spec, error, retry_after, refusals, sent_at, now - first_refusal)
+                    refusals += 1
+                    continue
+                turn = None
+                reason = policy.retry_reason(
+                    retries_done=retries, idempotent=spec.idempotent, status=response.status_code
+                )
                 wait = None if reason is None else policy.wait_before_retry(retries, retry_after, random.random())
                 reason = f"{reason}, request id {getattr(error, 'request_id', None) or 'unknown'}"
             else:  # pragma: no cover - a driver bug, not a platform answer
@@ -229,8 +240,9 @@ class BaseAnalyticsClient:
                 raise error
             retries += 1
             log.warning(
-                "%s %s failed (%s); retry %d of %d in %.2f s",
+                "%s %s%s failed (%s); retry %d of %d in %.2f s",
                 spec.method,
+                self.config.base_url,
                 spec.path,
                 reason,
                 retries,
@@ -238,6 +250,71 @@ class BaseAnalyticsClient:
                 wait,
             )
             yield Sleep(wait)
+
+    def _refused(
+        self,
+        spec: RequestSpec,
+        error: AnalyticsError,
+        retry_after: float | None,
+        refusals: int,
+        sent_at: float,
+        refused_for: float,
+    ) -> None:
+        """A 429: pause the account's requests (all of them, in this process), or give up and raise ``error``.
+
+        The request is sent again when its turn comes; it gives up when the platform asks for a longer wait
+        than the policy honours, when that wait would pass the call's deadline, or after
+        ``max_rate_limited_seconds`` of refusals. Without a ``Retry-After`` the pause is the policy's backoff.
+        """
+        policy = self.config.retry
+        now = max(time.monotonic(), sent_at)
+        pause = policy.backoff(refusals, random.random()) if retry_after is None else retry_after
+        self.rate_limiter.refused(pause, sent_at, now, policy.max_retry_after)
+        call_deadline = current_call_deadline()
+        if (
+            pause > policy.max_retry_after
+            or refused_for > policy.max_rate_limited_seconds
+            or (call_deadline is not None and now + pause >= call_deadline)
+        ):
+            raise error
+        log.debug(
+            "%s %s%s was refused (429, request id %s); it waits for the connection's next turn",
+            spec.method,
+            self.config.base_url,
+            spec.path,
+            getattr(error, "request_id", None) or "unknown",
+        )
+
+    def _wait_for_turn(
+        self, spec: RequestSpec, kept: Turn | None = None
+    ) -> Generator[Step, Reply, tuple[float, Turn | None]]:
+        """Wait until the account's rate limiter lets this request go; return when it goes (monotonic) and its turn.
+
+        Not throttled, this is one attribute read. Throttled, the request takes a turn (or keeps ``kept``, the
+        turn it was refused on) and sleeps until it comes; the clock moves on by each sleep asked for, so a
+        test's instant ``sleep`` still ends the wait.
+
+        :raises AnalyticsTimeoutError: the call's deadline comes before the turn (or has passed).
+        """
+        now = time.monotonic()
+        call_deadline = current_call_deadline()
+        turn = self.rate_limiter.take_turn(now, kept)
+        while True:
+            delay = 0.0 if turn is None else self.rate_limiter.delay(turn, now)
+            if call_deadline is not None and now + max(0.0, delay) >= call_deadline:
+                waiting = "for the connection's turn under the platform's rate limit " if delay > 0 else ""
+                raise AnalyticsTimeoutError(
+                    f"{spec.method} {spec.path} was not sent: the time allowed for it had run out {waiting}".rstrip(),
+                    method=spec.method,
+                    path=spec.path,
+                )
+            if delay <= 0:
+                break
+            yield Sleep(delay)
+            now = max(time.monotonic(), now + delay)
+        if turn is not None:
+            self.rate_limiter.sent(turn, now)
+        return now, turn
 
     def _route_unknown(
         self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, body: bytes
@@ -259,8 +336,12 @@ class BaseAnalyticsClient:
         now, call_deadline = time.monotonic(), current_call_deadline()
         if call_deadline is not None and call_deadline <= now:
             return False
-        deadline = now + self.config.timeout if call_deadline is None else min(now + self.config.timeout, call_deadline)
         probe = list_workflows(page_size=1).page(None).spec
+        try:
+            now, _ = yield from self._wait_for_turn(probe)
+        except AnalyticsTimeoutError:
+            return False
+        deadline = now + self.config.timeout if call_deadline is None else min(now + self.config.timeout, call_deadline)
         reply = yield Send(self._build_request(http, probe), deadline)
         if not isinstance(reply, Answer):
             return False

@@ -25,6 +25,10 @@ import httpcore
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
+# The least time one poll of a wait gets, even when the wait's deadline is closer (or past, after a restart):
+# a last short look rather than none.
+LAST_LOOK_SECONDS = 1.0
+
 _request_deadline: ContextVar[float | None] = ContextVar("analytics_request_deadline", default=None)
 _call_deadline: ContextVar[float | None] = ContextVar("analytics_call_deadline", default=None)
 

@@ -165,7 +165,8 @@ class PayloadTooLargeError(AnalyticsAPIError):
 
 
 class RateLimitedError(AnalyticsAPIError):
-    """429 after the retries were used up (or ``Retry-After`` asked for a longer wait than allowed).
+    """429 that the client did not wait out: ``Retry-After`` asked for a longer wait than the policy honours, the
+    request was refused for longer than ``max_rate_limited_seconds``, or its turn would come after its deadline.
 
     :param retry_after: seconds the platform asked to wait, when it said.
     """
@@ -203,6 +204,11 @@ class AnalyticsTLSError(AnalyticsConnectionError):
 
 class AnalyticsTimeoutError(AnalyticsTransportError):
     """The request did not complete within the configured timeout."""
+
+
+# What a wait meets when the platform is down, slow or busy, still failing after the client's own retries:
+# the wait polls again later rather than give up over something the platform will recover from.
+TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
 
 
 _ERROR_BY_STATUS: dict[int, type[AnalyticsAPIError]] = {

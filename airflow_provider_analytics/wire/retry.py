@@ -24,6 +24,10 @@ class RetryPolicy:
         the retries at once with :class:`~airflow_provider_analytics.wire.errors.RateLimitedError`, so a
         task never sleeps for an hour inside one HTTP call.
     :param jitter: the fraction of each backoff that is randomised, so clients do not retry in lockstep.
+    :param max_rate_limited_seconds: how long one request keeps being refused with 429 before it fails with
+        :class:`~airflow_provider_analytics.wire.errors.RateLimitedError`. A 429 does not use up
+        ``max_retries``: the request waits its turn behind the connection's rate limiter (``throttle.py``), so
+        throttling alone does not fail work; a call deadline in force (a task's ``timeout``) ends it sooner.
     """
 
     max_retries: int = 4
@@ -31,6 +35,7 @@ class RetryPolicy:
     backoff_max: float = 30.0
     max_retry_after: float = 120.0
     jitter: float = 0.25
+    max_rate_limited_seconds: float = 900.0
 
     def __post_init__(self) -> None:
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int):
@@ -39,6 +44,8 @@ class RetryPolicy:
             raise ValueError(f"max_retries must be from 0 to {MAX_RETRIES_LIMIT}, got {self.max_retries}")
         if not 0 <= self.jitter <= 1:
             raise ValueError(f"jitter must be between 0 and 1, got {self.jitter}")
+        if not self.max_rate_limited_seconds > 0:
+            raise ValueError(f"max_rate_limited_seconds must be over 0, got {self.max_rate_limited_seconds}")
 
     def retry_reason(
         self, *, retries_done: int, idempotent: bool, status: int | None = None, transport_error: bool = False

@@ -3,6 +3,7 @@ transports, odd header values, sleeps that check the wait asked for, and a call'
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -12,13 +13,14 @@ from hypothesis import strategies as st
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import AnalyticsError
 from airflow_provider_analytics.wire.retry import RetryPolicy
+from airflow_provider_analytics.wire.throttle import MIN_PAUSE, reset_rate_limiters
 
 # No health check is suppressed: none fires (checked over many seeds), so a slow strategy would be noticed.
 CLIENT_SETTINGS = settings(max_examples=200, deadline=None)
 CONFIG = ClientConfig(
     base_url="https://api.example.com",
     token="t0ken-value",
-    retry=RetryPolicy(max_retries=1, backoff_initial=0, backoff_max=0),
+    retry=RetryPolicy(max_retries=1, backoff_initial=0, backoff_max=0, max_rate_limited_seconds=2),
     max_response_bytes=64 * 1024,
 )
 Headers = list[tuple[bytes, bytes]]
@@ -30,8 +32,20 @@ header_values = st.binary(max_size=60) | st.sampled_from(
 )  # fmt: skip
 
 
+def most_requests(config: ClientConfig, refused: bool = True) -> int:
+    """The most requests one call may send: its retries and, when it may be ``refused`` (429), the refusals it
+    waits out, each pausing at least ``MIN_PAUSE`` within ``max_rate_limited_seconds``."""
+    waited_out = math.ceil(config.retry.max_rate_limited_seconds / MIN_PAUSE) + 1 if refused else 0
+    return 1 + config.retry.max_retries + waited_out
+
+
 def outcome(function: Callable[..., Any], *args: Any) -> Any:
-    """What ``function(*args)`` returns, or the ``AnalyticsError`` it raises (anything else escapes)."""
+    """What ``function(*args)`` returns, or the ``AnalyticsError`` it raises (anything else escapes).
+
+    The process's rate limiters start afresh: one example's 429s must not pace the next (the tests' autouse
+    fixture resets them only once per test, and an example is one of many in a test).
+    """
+    reset_rate_limiters()
     try:
         return function(*args)
     except AnalyticsError as error:

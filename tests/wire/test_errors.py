@@ -100,13 +100,21 @@ def test_payload_too_large_from_the_platform(api: Api, sandbox: SandboxServer) -
         api.call(endpoints.create_workflow("w", {"steps": []}))
 
 
-def test_rate_limited_once_retries_are_used_up(api_factory: ApiFactory, sandbox: SandboxServer) -> None:
+def test_refusals_do_not_use_up_the_retries(api_factory: ApiFactory, sandbox: SandboxServer) -> None:
     api = api_factory(retry=RetryPolicy(max_retries=1, backoff_initial=0.01))
-    sandbox.state.inject(Fault.status(429, path="/v1/charts", times=2, retry_after=1))
+    sandbox.state.inject(Fault.status(429, path="/v1/charts", times=3, retry_after=1))
+    assert isinstance(api.call(endpoints.list_charts()), list)
+    assert [r.status for r in sandbox.state.requests] == [429, 429, 429, 200]
+
+
+def test_rate_limited_once_refused_for_longer_than_allowed(api_factory: ApiFactory, sandbox: SandboxServer) -> None:
+    api = api_factory(retry=RetryPolicy(max_retries=1, backoff_initial=0.01, max_rate_limited_seconds=2.5))
+    sandbox.state.inject(Fault.status(429, path="/v1/charts", times=10, retry_after=1))
     with pytest.raises(RateLimitedError) as caught:
         api.call(endpoints.list_charts())
     assert caught.value.retry_after == 1
-    assert len(sandbox.state.requests) == 2
+    # Refused at 0 s, then after each pause of at least 1 s: the one refused past 2.5 s of refusals ends it.
+    assert [r.status for r in sandbox.state.requests] == [429] * 4
 
 
 def test_server_error_once_retries_are_used_up(api_factory: ApiFactory, sandbox: SandboxServer) -> None:

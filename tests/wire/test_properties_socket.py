@@ -22,7 +22,7 @@ from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyti
 from airflow_provider_analytics.wire.download import DownloadedFile, ReportStream
 from airflow_provider_analytics.wire.errors import AnalyticsError
 from tests.support.hostile import HostileServer, Script, chunked
-from tests.support.properties import CLIENT_SETTINGS, CONFIG, async_no_sleep, no_sleep, outcome
+from tests.support.properties import CLIENT_SETTINGS, CONFIG, async_no_sleep, most_requests, no_sleep, outcome
 
 line_bytes = st.binary(max_size=40).map(lambda raw: raw.replace(b"\r", b"").replace(b"\n", b""))
 status_lines = st.one_of(
@@ -103,6 +103,6 @@ def test_any_bytes_on_a_real_socket_are_a_result_or_an_analytics_error(
     # It gave up after a bounded number of requests (each attempt's own time is bounded by the deadline, which
     # tests/wire/test_trickled_headers.py checks; a hang is pytest-timeout's to catch): a call's retries, and
     # for a download those of each of its requests, the first and the resumes (ReportStream's max_resumes).
-    requests_per_call = 1 + config.retry.max_retries
+    requests_per_call = most_requests(config)
     calls = 1 + 3 if way == "download" else 1
     assert len(hostile.received) - before <= requests_per_call * calls

@@ -1,0 +1,449 @@
+"""One rate limiter per platform account in a process: what lets a fleet of waits share one token.
+
+The platform limits requests per token, whatever sends them (CONTRACT.md section 3). A triggerer holding a
+thousand waits on one connection, each retrying its own 429s, answers every refusal with more requests and
+one warning per retry. Here every client of the same account (base URL and token; the limit is per token,
+so the workspaces of one token share it) in a process asks one :class:`RateLimiter` for its turn, the way
+octokit's throttling plugin queues all requests of a token behind one limiter:
+
+- **Not throttled** (the normal state): a request costs one attribute read; nothing is paced or counted.
+- **A 429** pauses every request of the account in the process until its ``Retry-After`` has passed, then
+  lets them go one by one at a learned rate, in the order they asked (each takes a numbered turn), never
+  all at once. A request's own 429s no longer use up its retries: it waits its turn instead.
+- **The rate** comes from ``X-RateLimit-Limit/Remaining/Reset`` when the platform sends them (the limit per
+  window, the window learnt from how ``Reset`` moves): pacing starts when a window is nearly used up, a window
+  used up pauses until ``Reset``. Without headers it comes from 429s alone: the rate a refusal came at is a
+  ceiling; the pace restarts just under it and creeps back over it slowly (a cubic curve, as TCP CUBIC
+  probes a path), so the platform refuses about one request per probe instead of four per answer.
+- **Recovered** when for :data:`RECOVER_SECONDS` no request had to wait and none was refused.
+
+One line is logged when an account becomes throttled and one when it recovers; each refused request is
+logged at DEBUG. The limiter keeps no memory per request: a turn is a number, the counts are integers.
+All methods are cheap and non-blocking, so the async client calls them on its event loop; a lock makes
+them safe for the threads of a sync client. Times are :func:`time.monotonic` seconds, given by the caller
+(the retry loop in ``core.py`` passes a clock that also advances by the sleeps it asked for).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("airflow_provider_analytics.wire")
+
+# A pace is never below this (requests per second): a limit that low is paced by its pauses.
+MIN_RATE = 0.5
+# The pace restarts at this share of the rate a refusal came at, and crosses it again after PROBE_SECONDS.
+RESTART_SHARE = 0.97
+PROBE_SECONDS = 120.0
+# A refusal this soon after the last pause ended means the ceiling was far too high: cut it harder.
+QUICK_REFUSAL_SECONDS = 5.0
+QUICK_REFUSAL_CUT = 0.75
+# Share of a window's limit paced when the X-RateLimit headers give it: room for the clock's rounding.
+HEADER_SHARE = 0.95
+# Pacing starts when a window has this share of its limit left (or less).
+HEADER_LOW_SHARE = 0.1
+# Even Retry-After: 0 pauses this long: a platform that says "now" to every refusal cannot make it spin.
+MIN_PAUSE = 0.05
+# Throttling ends after this long without a refusal and without a request that had to wait.
+RECOVER_SECONDS = 30.0
+# Sends may come this many turns early (a small burst); more would let a window of the platform see more
+# than the pace allows.
+BURST_TURNS = 1.0
+# The probe grows as if the ceiling were at least this many requests per second, so that a refusal that
+# came when little was sent (a ceiling near zero) does not hold the pace near zero for long.
+PROBE_FLOOR = 10.0
+# Header values past these bounds are ignored as nonsense rather than obeyed.
+MAX_HEADER_LIMIT = 10_000_000
+MAX_WINDOW_SECONDS = 86_400.0
+
+
+@dataclass(frozen=True)
+class RateHeaders:
+    """The ``X-RateLimit-*`` values of one answer, checked.
+
+    :param limit: requests allowed in the current window.
+    :param remaining: requests left in it.
+    :param reset_epoch: epoch seconds when it resets, when given and believable.
+    """
+
+    limit: int
+    remaining: int
+    reset_epoch: float | None
+
+    @classmethod
+    def parse(cls, headers: Mapping[str, str], now_epoch: float) -> RateHeaders | None:
+        """The headers of an answer, or ``None`` when absent or not believable (then nothing is learnt).
+
+        :param headers: the answer's headers (case-insensitive mapping).
+        :param now_epoch: the current epoch time.
+        """
+        limit = _whole(headers.get("X-RateLimit-Limit"), 1, MAX_HEADER_LIMIT)
+        remaining = _whole(headers.get("X-RateLimit-Remaining"), 0, MAX_HEADER_LIMIT)
+        if limit is None or remaining is None:
+            return None
+        reset = _whole(headers.get("X-RateLimit-Reset"), 0, 10**11)
+        believable = reset is not None and now_epoch - 5 <= reset <= now_epoch + MAX_WINDOW_SECONDS
+        return cls(limit, min(remaining, limit), float(reset) if believable and reset is not None else None)
+
+
+def _whole(value: str | None, low: int, high: int) -> int | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not (value.isascii() and value.isdigit()) or len(value) > 12:
+        return None
+    number = int(value)
+    return number if low <= number <= high else None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A request's place in the queue of a throttled account.
+
+    :param number: the turn's number; turns are served in order of their numbers.
+    :param asked_at: when it was taken (monotonic seconds).
+    """
+
+    number: int
+    asked_at: float
+
+
+class RateLimiter:
+    """The pace of one platform account in this process (see the module's docstring).
+
+    :param name: how log lines name the account (its base URL and the connection that first used it).
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._lock = threading.Lock()
+        self.throttled = False  # read without the lock on the fast path: a stale read only costs one turn
+        self._rate = 0.0  # requests per second while throttled
+        self._ceiling = 0.0  # the rate the last refusal came at
+        self._probe_from = 0.0  # when pacing (re)started from just under the ceiling
+        self._regrown_at = 0.0  # when the pace last followed the probe curve
+        self._header_cap: float | None = None  # the fastest pace the X-RateLimit headers allow
+        self._window: float | None = None  # the platform's window, learnt from how Reset moves
+        self._last_reset: float | None = None
+        self._pause_until = 0.0
+        self._episode_at = -math.inf  # when the last refusal that cut the pace came
+        # The schedule of turns: turn k may go at anchor_time + (k - anchor_turn) / rate, and no send comes
+        # sooner than one turn after the previous one (``_next_send``, minus a small burst).
+        self._next_turn = 0
+        self._served = 0  # one past the highest turn sent
+        self._anchor_turn = 0
+        self._anchor_time = 0.0
+        self._next_send = 0.0
+        self._last_delayed = -math.inf
+        # Successes in the last second, in ten buckets of 0.1 s: the rate a first refusal came at.
+        self._buckets = [0] * 10
+        self._bucket_at = 0
+        # Figures for the log lines and for snapshot().
+        self._since = 0.0
+        self.refusals = 0
+        self._refused_at_start = 0
+        self.waited = 0
+        self._longest_wait = 0.0
+        self._source = ""
+        self._announce = False
+
+    # Asked by the retry loop --------------------------------------------------------------------------
+
+    def take_turn(self, now: float, kept: Turn | None = None) -> Turn | None:
+        """A place in the queue, or ``None`` when the account is not throttled (send at once).
+
+        :param now: monotonic seconds.
+        :param kept: the turn of a request that was just refused: it keeps its place instead of going to the end.
+        """
+        if not self.throttled:
+            return None
+        if kept is not None:
+            return kept
+        with self._lock:
+            if not self.throttled:
+                return None
+            self._maybe_recover(now)
+            if not self.throttled:
+                return None
+            start = max(now, self._pause_until)
+            if self._due(self._next_turn) < start:  # idle time earns no burst of turns
+                self._anchor_turn, self._anchor_time = self._next_turn, start
+            turn = Turn(self._next_turn, now)
+            self._next_turn += 1
+            return turn
+
+    def delay(self, turn: Turn, now: float) -> float:
+        """Seconds the turn's request must still wait (0 or less: send now, then call :meth:`sent`).
+
+        :param turn: from :meth:`take_turn`.
+        :param now: monotonic seconds.
+        """
+        with self._lock:
+            if not self.throttled:
+                return 0.0
+            self._regrow(now)
+            gate = max(self._pause_until, self._next_send - BURST_TURNS / self._rate)
+            due = self._due(turn.number)
+            if due < gate and turn.number >= self._served:
+                # The schedule fell behind what may be sent (sends came late, or a pause): this turn goes at the
+                # gate and the later ones after it, so turns keep their order instead of racing for the gate.
+                self._anchor_turn, self._anchor_time = turn.number, gate
+                due = gate
+            return max(gate, due) - now
+
+    def sent(self, turn: Turn, now: float) -> None:
+        """The turn's request is being sent now.
+
+        :param turn: from :meth:`take_turn`.
+        :param now: monotonic seconds.
+        """
+        with self._lock:
+            if not self.throttled:
+                return
+            self._next_send = max(self._next_send, now) + 1.0 / self._rate
+            self._served = max(self._served, turn.number + 1)
+            waited = now - turn.asked_at
+            if waited > 1.0 / self._rate:
+                self.waited += 1
+                self._last_delayed = now
+                self._longest_wait = max(self._longest_wait, waited)
+            announce, self._announce = self._announce, False
+            waiting = self._next_turn - turn.number - 1
+        if announce:
+            log.warning(
+                "Rate limited by the Analytics Platform at %s: this process now paces that token's requests at "
+                "%.1f/s (%s), %d waiting; single requests log at DEBUG",
+                self.name,
+                self._rate,
+                self._source,
+                max(0, waiting),
+            )
+
+    def answered(self, status: int, headers: Mapping[str, str], now: float) -> None:
+        """Learn from an answer that was not a 429: count a success, read the ``X-RateLimit-*`` headers.
+
+        :param status: the answer's status.
+        :param headers: its headers.
+        :param now: monotonic seconds.
+        """
+        rate_headers = RateHeaders.parse(headers, time.time()) if "X-RateLimit-Limit" in headers else None
+        if rate_headers is None and not self.throttled:
+            if status < 400:
+                self._count_success(now)
+            return
+        with self._lock:
+            if status < 400:
+                self._count_success(now)
+            if rate_headers is not None:
+                self._learn(rate_headers, now)
+
+    def refused(self, pause: float, sent_at: float, now: float, max_pause: float) -> None:
+        """A 429: pause every request of the account, and cut the pace unless this refusal is an echo.
+
+        Refusals of requests sent before the current episode began (answers that were on their way) extend
+        the pause to their own ``Retry-After`` but cut nothing: one burst of refusals is one episode.
+
+        :param pause: seconds to pause: the answer's ``Retry-After``, or a backoff when it had none.
+        :param sent_at: when the refused request was sent (monotonic seconds).
+        :param now: monotonic seconds.
+        :param max_pause: the longest pause honoured (the retry policy's ``max_retry_after``).
+        """
+        pause = min(max(pause, MIN_PAUSE), max_pause)
+        with self._lock:
+            self._pause(now + pause)
+            if sent_at >= self._episode_at:
+                if self.throttled:
+                    self._regrow(now)
+                    quick = now - self._probe_from < QUICK_REFUSAL_SECONDS
+                    self._ceiling = self._rate * (QUICK_REFUSAL_CUT if quick else 1.0)
+                else:
+                    self._start(now, "learned from 429 answers")
+                    self._ceiling = self._recent_successes(now)
+                self._episode_at = now
+                self._restart_pace(self._pause_until)
+            self.refusals += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        """The limiter's state and counts, for logs, tests and benchmarks."""
+        with self._lock:
+            return {
+                "throttled": self.throttled,
+                "rate": self._rate if self.throttled else None,
+                "ceiling": self._ceiling or None,
+                "header_cap": self._header_cap,
+                "window": self._window,
+                "refused": self.refusals,
+                "waited": self.waited,
+                "paused_for": max(0.0, self._pause_until - time.monotonic()),
+            }
+
+    # The pace -----------------------------------------------------------------------------------------
+
+    def _pause(self, until: float) -> None:
+        """No request before ``until``; the turns not yet sent then go in their order, one turn apart."""
+        if until <= self._pause_until:
+            return
+        self._pause_until = until
+        if self.throttled:
+            self._anchor_turn, self._anchor_time = self._served, until
+
+    def _due(self, number: int) -> float:
+        return self._anchor_time + (number - self._anchor_turn) / self._rate
+
+    def _set_rate(self, rate: float, now: float) -> None:
+        """Change the pace from ``now`` on, keeping every waiting turn's order (turns due by now stay due)."""
+        if self._rate > 0:
+            due_now = self._anchor_turn + max(0.0, now - self._anchor_time) * self._rate
+            self._anchor_turn, self._anchor_time = math.ceil(due_now), max(now, self._anchor_time)
+        self._rate = max(MIN_RATE, rate)
+
+    def _restart_pace(self, at: float) -> None:
+        """After a refusal: the first turn not yet sent goes at ``at``, the others after it at the new pace."""
+        self._probe_from = at
+        self._rate = max(MIN_RATE, self._paced(at))
+        self._anchor_turn, self._anchor_time = self._served, at
+
+    def _paced(self, now: float) -> float:
+        """The cubic probe: just under the ceiling at first, over it after PROBE_SECONDS, faster after."""
+        if self._header_cap is not None and not self._ceiling:  # the headers alone: they say what is allowed
+            return self._header_cap
+        elapsed = max(0.0, now - self._probe_from) / PROBE_SECONDS
+        probe = max(self._ceiling, PROBE_FLOOR) * (1 - RESTART_SHARE) * elapsed**3
+        rate = self._ceiling * RESTART_SHARE + probe
+        if self._header_cap is not None:
+            rate = min(rate, self._header_cap)
+        return max(MIN_RATE, rate)
+
+    def _regrow(self, now: float) -> None:
+        # The pace follows the probe curve; recomputed at most every 0.25 s so turns are rarely re-anchored.
+        if now >= self._probe_from and now - self._regrown_at >= 0.25:
+            self._regrown_at = now
+            rate = self._paced(now)
+            if abs(rate - self._rate) > 0.001 * self._rate:
+                self._set_rate(rate, now)
+
+    def _learn(self, headers: RateHeaders, now: float) -> None:
+        if headers.reset_epoch is None:
+            return
+        if self._last_reset is not None and headers.reset_epoch > self._last_reset:
+            moved = headers.reset_epoch - self._last_reset
+            self._window = moved if self._window is None else min(self._window, moved)
+        if self._last_reset is None or headers.reset_epoch > self._last_reset:
+            self._last_reset = headers.reset_epoch
+        left = max(1.0, headers.reset_epoch - time.time())
+        if self._window is not None and self._window <= MAX_WINDOW_SECONDS:
+            cap = HEADER_SHARE * headers.limit / self._window
+        else:  # until the window is known: what is left of this one, over the time left
+            cap = HEADER_SHARE * max(1, headers.remaining) / left
+        self._header_cap = max(MIN_RATE, cap)
+        low = headers.remaining <= max(1, HEADER_LOW_SHARE * headers.limit)
+        if headers.remaining == 0:  # the window is used up: nobody goes before it resets
+            self._pause(now + min(left, self._window or left))
+        if self.throttled:
+            if low:
+                self._last_delayed = now  # a nearly spent window is no time to stop pacing
+            return
+        if low:
+            self._start(now, "from the platform's X-RateLimit headers")
+            self._ceiling = 0.0  # no refusal yet: the headers' pace holds
+            self._restart_pace(max(now, self._pause_until))
+
+    def _start(self, now: float, source: str) -> None:
+        self.throttled = True
+        self._since = now
+        self._source = source
+        self._announce = True
+        self._rate = MIN_RATE
+        self._anchor_turn, self._anchor_time = self._next_turn, now
+        self._served = self._next_turn
+        self._next_send = now
+        self._last_delayed = now
+        self.waited = 0
+        self._longest_wait = 0.0
+        self._refused_at_start = self.refusals
+
+    def _maybe_recover(self, now: float) -> None:
+        quiet_since = max(self._last_delayed, self._episode_at, self._pause_until)
+        if now - quiet_since < RECOVER_SECONDS:
+            return
+        self.throttled = False
+        log.info(
+            "No longer rate limited at %s: paced for %.0f s; %d requests refused, %d waited their turn "
+            "(longest %.1f s); last pace %.1f/s",
+            self.name,
+            now - self._since,
+            self.refusals - self._refused_at_start,
+            self.waited,
+            self._longest_wait,
+            self._rate,
+        )
+
+    def _count_success(self, now: float) -> None:
+        bucket = self._move_ring(now)  # before indexing: moving may put a new list in place
+        self._buckets[bucket % len(self._buckets)] += 1
+
+    def _move_ring(self, now: float) -> int:
+        """Empty the buckets that fell out of the last second; the bucket ``now`` falls in."""
+        bucket = int(now * 10)
+        if bucket - self._bucket_at >= len(self._buckets):
+            self._buckets = [0] * len(self._buckets)
+        else:
+            for stale in range(self._bucket_at + 1, bucket + 1):
+                self._buckets[stale % len(self._buckets)] = 0
+        self._bucket_at = max(self._bucket_at, bucket)
+        return bucket
+
+    def _recent_successes(self, now: float) -> float:
+        """Successful answers in the last second: the rate a first refusal came at."""
+        self._move_ring(now)
+        return float(sum(self._buckets))
+
+
+class _Registry:
+    """The limiters of this process, one per account; emptied in a forked child (its parent's are not its)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._limiters: dict[tuple[str, str], RateLimiter] = {}
+
+    def get(self, base_url: str, token: str, name: str) -> RateLimiter:
+        # The token is kept as a digest: the registry never holds a secret a dump could show.
+        key = (base_url, hashlib.sha256(token.encode()).hexdigest())
+        limiter = self._limiters.get(key)
+        if limiter is None:
+            with self._lock:
+                limiter = self._limiters.setdefault(key, RateLimiter(name))
+        return limiter
+
+    def clear(self) -> None:
+        self._lock = threading.Lock()
+        self._limiters = {}
+
+
+_REGISTRY = _Registry()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_REGISTRY.clear)
+
+
+def limiter_for(base_url: str, token: str, connection_id: str | None = None) -> RateLimiter:
+    """The process's limiter of one account (base URL and token), made on first use.
+
+    :param base_url: the client's base URL.
+    :param token: its token.
+    :param connection_id: the Airflow connection that first uses it, named in log lines.
+    """
+    name = base_url if connection_id is None else f"{base_url} (connection {connection_id!r})"
+    return _REGISTRY.get(base_url, token, name)
+
+
+def reset_rate_limiters() -> None:
+    """Forget every account's limiter (tests, so that one test's 429s do not pace the next)."""
+    _REGISTRY.clear()

@@ -1,0 +1,237 @@
+"""The rate limiter of one account (wire/throttle.py), driven on a clock the test sets: no sockets, no sleeps."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+import tracemalloc
+
+import pytest
+
+from airflow_provider_analytics.wire.throttle import (
+    MIN_PAUSE,
+    MIN_RATE,
+    PROBE_SECONDS,
+    RECOVER_SECONDS,
+    RESTART_SHARE,
+    RateHeaders,
+    RateLimiter,
+    Turn,
+    limiter_for,
+    reset_rate_limiters,
+)
+
+T0 = 1000.0
+
+
+def succeed(limiter: RateLimiter, count: int, start: float, spread: float = 0.5) -> None:
+    """``count`` successful answers between ``start`` and ``start + spread``."""
+    for i in range(count):
+        limiter.answered(200, {}, start + spread * i / count)
+
+
+def go(limiter: RateLimiter, turn: Turn, now: float) -> float:
+    """When the turn's request is sent, waiting as the retry loop does (its clock moves by each sleep)."""
+    while (delay := limiter.delay(turn, now)) > 0:
+        now += delay
+    limiter.sent(turn, now)
+    return now
+
+
+def throttled_at_100_per_second(limiter: RateLimiter) -> float:
+    """100 answers in half a second, then a refusal with Retry-After 1: the moment the pause ends."""
+    succeed(limiter, 100, T0)
+    limiter.refused(1.0, sent_at=T0 + 0.5, now=T0 + 0.5, max_pause=120)
+    return T0 + 1.5
+
+
+def test_an_account_that_was_never_refused_is_not_paced() -> None:
+    limiter = RateLimiter("https://api.example.com")
+    succeed(limiter, 1000, T0)
+    assert limiter.take_turn(T0 + 1) is None
+    assert not limiter.throttled
+
+
+def test_a_refusal_pauses_every_request_then_lets_them_go_one_by_one_in_order(caplog: pytest.LogCaptureFixture) -> None:
+    limiter = RateLimiter("https://api.example.com (connection 'analytics_default')")
+    resume = throttled_at_100_per_second(limiter)
+    turns = [limiter.take_turn(T0 + 0.6 + i * 0.001) for i in range(50)]
+    assert all(turn is not None for turn in turns)
+    with caplog.at_level(logging.INFO, logger="airflow_provider_analytics.wire"):
+        sent = [go(limiter, turn, T0 + 0.7) for turn in turns if turn is not None]
+    assert sent[0] == pytest.approx(resume)
+    assert sent == sorted(sent), "turns are served in the order they were taken"
+    gaps = [b - a for a, b in itertools.pairwise(sent)]
+    assert min(gaps) == pytest.approx(1 / (100 * RESTART_SHARE), rel=0.02), "never all at once"
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1
+    assert "at 97.0/s (learned from 429 answers)" in lines[0].getMessage()
+    assert "connection 'analytics_default'" in lines[0].getMessage()
+
+
+def test_refusals_of_requests_already_on_their_way_are_one_episode() -> None:
+    limiter = RateLimiter("x")
+    throttled_at_100_per_second(limiter)
+    rate = limiter.snapshot()["rate"]
+    for i in range(20):  # sent before the first refusal arrived
+        limiter.refused(1.0, sent_at=T0 + 0.49, now=T0 + 0.5 + i * 0.001, max_pause=120)
+    assert limiter.snapshot()["rate"] == rate
+    assert limiter.snapshot()["refused"] == 21
+
+
+def test_a_refusal_soon_after_the_pause_cuts_the_pace_hard_and_a_later_one_gently() -> None:
+    limiter = RateLimiter("x")
+    resume = throttled_at_100_per_second(limiter)
+    limiter.refused(1.0, sent_at=resume + 1, now=resume + 1, max_pause=120)
+    quick = limiter.snapshot()["rate"]
+    assert quick == pytest.approx(97 * 0.75 * RESTART_SHARE, rel=0.01)
+    later = resume + 2 + 30
+    limiter.refused(1.0, sent_at=later, now=later, max_pause=120)
+    assert limiter.snapshot()["rate"] < quick
+
+
+def test_the_pace_creeps_back_over_the_ceiling_after_the_probe_time() -> None:
+    limiter = RateLimiter("x")
+    resume = throttled_at_100_per_second(limiter)
+    rates = {}
+    now = resume
+    while now < resume + 2 * PROBE_SECONDS:  # a queue that never empties: three requests every half second
+        turns = [limiter.take_turn(now) for _ in range(3)]
+        for turn in turns:
+            assert turn is not None, "a queue that never empties keeps the account throttled"
+            go(limiter, turn, now)
+        rates[round(now - resume, 1)] = limiter.snapshot()["rate"]
+        now += 0.5
+    assert rates[0.5] == pytest.approx(97, rel=0.01)
+    assert rates[0.5] < rates[PROBE_SECONDS / 2] < 100
+    assert rates[PROBE_SECONDS] == pytest.approx(100, rel=0.01)
+    assert rates[2 * PROBE_SECONDS - 0.5] > 110
+
+
+def test_retry_after_zero_cannot_make_it_spin() -> None:
+    limiter = RateLimiter("x")
+    now = T0
+    for _ in range(30):  # a platform that refuses everything with Retry-After: 0
+        turn = limiter.take_turn(now)
+        now = now if turn is None else go(limiter, turn, now)
+        limiter.refused(0.0, sent_at=now, now=now, max_pause=120)
+        now += 0.001
+    assert limiter.snapshot()["rate"] == MIN_RATE
+    assert now - T0 > 30 * MIN_PAUSE
+
+
+def test_the_headers_give_the_pace_without_a_refusal() -> None:
+    limiter = RateLimiter("x")
+    epoch = time.time()
+    reset = float(int(epoch) + 1)
+    for remaining in (50, 20, 10):  # a one-second window of 100, nearly used up
+        limiter.answered(200, _headers(100, remaining, reset), T0)
+    assert limiter.throttled
+    limiter.answered(200, _headers(100, 99, reset + 1), T0 + 0.5)  # the next window: it lasts one second
+    turn = limiter.take_turn(T0 + 1)
+    assert turn is not None
+    limiter.delay(turn, T0 + 1)
+    assert limiter.snapshot()["window"] == 1
+    assert limiter.snapshot()["rate"] == pytest.approx(95, rel=0.01)
+    assert limiter.snapshot()["refused"] == 0
+
+
+def test_a_used_up_window_pauses_until_it_resets() -> None:
+    limiter = RateLimiter("x")
+    reset = float(int(time.time()) + 3)
+    limiter.answered(200, _headers(100, 0, reset), T0)
+    turn = limiter.take_turn(T0)
+    assert turn is not None
+    assert 1.5 < limiter.delay(turn, T0) <= 3.0
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-RateLimit-Limit": "0", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "{soon}"},
+        {"X-RateLimit-Limit": "-5", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "{soon}"},
+        {"X-RateLimit-Limit": "99999999999999", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "{soon}"},
+        {"X-RateLimit-Limit": "1e3", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "{soon}"},
+        {"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "²", "X-RateLimit-Reset": "{soon}"},
+        {"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "32503680000"},
+        {"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"},
+    ],
+)
+def test_absurd_headers_neither_pause_nor_pace_for_long(headers: dict[str, str]) -> None:
+    soon = str(int(time.time()) + 2)
+    limiter = RateLimiter("x")
+    limiter.answered(200, {name: value.format(soon=soon) for name, value in headers.items()}, T0)
+    turn = limiter.take_turn(T0)
+    assert turn is None or limiter.delay(turn, T0) <= 0
+
+
+def test_rate_headers_are_checked_before_they_are_believed() -> None:
+    now = 1_800_000_000.0
+    assert RateHeaders.parse({"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "12"}, now) == RateHeaders(
+        10, 10, None
+    )
+    assert RateHeaders.parse({"X-RateLimit-Limit": "10"}, now) is None
+    parsed = RateHeaders.parse(
+        {"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "3", "X-RateLimit-Reset": str(int(now) + 30)}, now
+    )
+    assert parsed == RateHeaders(10, 3, now + 30)
+
+
+def test_it_recovers_after_a_quiet_spell_and_says_so_once(caplog: pytest.LogCaptureFixture) -> None:
+    limiter = RateLimiter("x")
+    resume = throttled_at_100_per_second(limiter)
+    turn = limiter.take_turn(resume)
+    assert turn is not None
+    go(limiter, turn, resume)
+    with caplog.at_level(logging.INFO, logger="airflow_provider_analytics.wire"):
+        assert limiter.take_turn(resume + RECOVER_SECONDS / 2) is not None
+        assert limiter.take_turn(resume + RECOVER_SECONDS + 1) is None
+        assert limiter.take_turn(resume + RECOVER_SECONDS + 2) is None
+    recovered = [r.getMessage() for r in caplog.records if "No longer rate limited" in r.getMessage()]
+    assert len(recovered) == 1
+    assert "1 requests refused" in recovered[0]
+
+
+def test_one_limiter_per_account_in_a_process() -> None:
+    reset_rate_limiters()
+    first = limiter_for("https://api.example.com", "token-a", "analytics_default")
+    assert limiter_for("https://api.example.com", "token-a", "other_connection") is first
+    assert limiter_for("https://api.example.com", "token-b") is not first
+    assert limiter_for("https://other.example.com", "token-a") is not first
+    assert "token-a" not in repr(vars(first))
+    reset_rate_limiters()
+    assert limiter_for("https://api.example.com", "token-a") is not first
+
+
+def test_the_limiter_keeps_no_memory_per_request() -> None:
+    limiter = RateLimiter("x")
+    resume = throttled_at_100_per_second(limiter)
+
+    def serve(count: int, start: float) -> float:
+        now = start
+        for _ in range(count):
+            turn = limiter.take_turn(now)
+            assert turn is not None
+            now = go(limiter, turn, now)
+            limiter.answered(200, {}, now)
+        return now
+
+    now = serve(1_000, resume)  # warm: every attribute exists and has grown to its size
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        serve(20_000, now)
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    grown = sum(stat.size_diff for stat in after.compare_to(before, "filename") if "throttle" in str(stat))
+    assert grown < 2_000, f"the limiter grew by {grown} bytes over 20,000 requests"
+
+
+def _headers(limit: int, remaining: int, reset: float) -> dict[str, str]:
+    return {
+        "X-RateLimit-Limit": str(limit),
+        "X-RateLimit-Remaining": str(remaining),
+        "X-RateLimit-Reset": str(int(reset)),
+    }
