@@ -25,6 +25,7 @@ from typing import Any, TypeAlias, TypeVar
 import httpx
 
 from airflow_provider_analytics import __version__
+from airflow_provider_analytics.wire.accounts import limiter_for
 from airflow_provider_analytics.wire.bodies import ACCEPT_ENCODING, BoundedBody
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.contract import HEADER_REQUEST_ID, HEADER_WORKSPACE, LIFECYCLE_HEADERS
@@ -43,7 +44,7 @@ from airflow_provider_analytics.wire.errors import (
     platform_error_object,
 )
 from airflow_provider_analytics.wire.retry import parse_retry_after
-from airflow_provider_analytics.wire.throttle import Turn, limiter_for
+from airflow_provider_analytics.wire.throttle import Turn
 from airflow_provider_analytics.wire.tls import tls_context
 from airflow_provider_analytics.wire.transports import PoolSettings
 

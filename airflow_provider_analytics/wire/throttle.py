@@ -14,11 +14,13 @@ octokit's throttling plugin queues all requests of a token behind one limiter:
   window, the window learnt from how ``Reset`` moves): pacing starts when a window is nearly used up, a window
   used up pauses until ``Reset``. Without headers it comes from 429s alone: the rate a refusal came at is a
   ceiling; the pace restarts just under it and creeps back over it slowly (a cubic curve, as TCP CUBIC
-  probes a path), so the platform refuses about one request per probe instead of four per answer.
+  probes a path), so the platform refuses about one request per probe instead of four per answer. No second
+  holds more sends than the pace allows: late sends (a busy event loop) catch up without overrunning a window.
 - **Recovered** when for :data:`RECOVER_SECONDS` no request had to wait and none was refused.
 
 One line is logged when an account becomes throttled and one when it recovers; each refused request is
-logged at DEBUG. The limiter keeps no memory per request: a turn is a number, the counts are integers.
+logged at DEBUG. The limiter keeps no memory per request: a turn is a number, the counts are integers, and
+the send times of the last second are at most SENT_LOG_MAX floats. ``accounts.py`` keeps one limiter per account.
 All methods are cheap and non-blocking, so the async client calls them on its event loop; a lock makes
 them safe for the threads of a sync client. Times are :func:`time.monotonic` seconds, given by the caller
 (the retry loop in ``core.py`` passes a clock that also advances by the sleeps it asked for).
@@ -26,15 +28,16 @@ them safe for the threads of a sync client. Times are :func:`time.monotonic` sec
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
-import os
 import threading
 import time
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from airflow_provider_analytics.wire.rate_headers import RateHeaders
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
@@ -45,7 +48,7 @@ RESTART_SHARE = 0.97
 PROBE_SECONDS = 120.0
 # A refusal this soon after the last pause ended means the ceiling was far too high: cut it harder.
 QUICK_REFUSAL_SECONDS = 5.0
-QUICK_REFUSAL_CUT = 0.75
+QUICK_REFUSAL_CUT = 0.85
 # Share of a window's limit paced when the X-RateLimit headers give it: room for the clock's rounding.
 HEADER_SHARE = 0.95
 # Pacing starts when a window has this share of its limit left (or less).
@@ -54,54 +57,16 @@ HEADER_LOW_SHARE = 0.1
 MIN_PAUSE = 0.05
 # Throttling ends after this long without a refusal and without a request that had to wait.
 RECOVER_SECONDS = 30.0
-# Sends may come this many turns early (a small burst); more would let a window of the platform see more
-# than the pace allows.
-BURST_TURNS = 1.0
+# A request waiting for its turn asks again at least this often (a pace learnt meanwhile may bring it forward).
+RECHECK_SECONDS = 1.0
+# No span of this many seconds holds more sends than the pace allows in it: a window of the platform that sees
+# one send more refuses it (or reads Remaining 0 and pauses everyone). Sends that came late (a busy event loop)
+# may catch up within it. At most SENT_LOG_MAX send times are kept; a faster pace checks a shorter span.
+SPAN_SECONDS = 1.0
+SENT_LOG_MAX = 2048
 # The probe grows as if the ceiling were at least this many requests per second, so that a refusal that
 # came when little was sent (a ceiling near zero) does not hold the pace near zero for long.
 PROBE_FLOOR = 10.0
-# Header values past these bounds are ignored as nonsense rather than obeyed.
-MAX_HEADER_LIMIT = 10_000_000
-MAX_WINDOW_SECONDS = 86_400.0
-
-
-@dataclass(frozen=True)
-class RateHeaders:
-    """The ``X-RateLimit-*`` values of one answer, checked.
-
-    :param limit: requests allowed in the current window.
-    :param remaining: requests left in it.
-    :param reset_epoch: epoch seconds when it resets, when given and believable.
-    """
-
-    limit: int
-    remaining: int
-    reset_epoch: float | None
-
-    @classmethod
-    def parse(cls, headers: Mapping[str, str], now_epoch: float) -> RateHeaders | None:
-        """The headers of an answer, or ``None`` when absent or not believable (then nothing is learnt).
-
-        :param headers: the answer's headers (case-insensitive mapping).
-        :param now_epoch: the current epoch time.
-        """
-        limit = _whole(headers.get("X-RateLimit-Limit"), 1, MAX_HEADER_LIMIT)
-        remaining = _whole(headers.get("X-RateLimit-Remaining"), 0, MAX_HEADER_LIMIT)
-        if limit is None or remaining is None:
-            return None
-        reset = _whole(headers.get("X-RateLimit-Reset"), 0, 10**11)
-        believable = reset is not None and now_epoch - 5 <= reset <= now_epoch + MAX_WINDOW_SECONDS
-        return cls(limit, min(remaining, limit), float(reset) if believable and reset is not None else None)
-
-
-def _whole(value: str | None, low: int, high: int) -> int | None:
-    if value is None:
-        return None
-    value = value.strip()
-    if not (value.isascii() and value.isdigit()) or len(value) > 12:
-        return None
-    number = int(value)
-    return number if low <= number <= high else None
 
 
 @dataclass(frozen=True)
@@ -135,13 +100,13 @@ class RateLimiter:
         self._last_reset: float | None = None
         self._pause_until = 0.0
         self._episode_at = -math.inf  # when the last refusal that cut the pace came
-        # The schedule of turns: turn k may go at anchor_time + (k - anchor_turn) / rate, and no send comes
-        # sooner than one turn after the previous one (``_next_send``, minus a small burst).
+        # The schedule of turns: turn k may go at anchor_time + (k - anchor_turn) / rate, and no span of
+        # SPAN_SECONDS holds more sends than the pace allows (``_sent``: the latest send times, bounded).
         self._next_turn = 0
         self._served = 0  # one past the highest turn sent
         self._anchor_turn = 0
         self._anchor_time = 0.0
-        self._next_send = 0.0
+        self._sent: deque[float] = deque(maxlen=SENT_LOG_MAX)
         self._last_delayed = -math.inf
         # Successes in the last second, in ten buckets of 0.1 s: the rate a first refusal came at.
         self._buckets = [0] * 10
@@ -181,7 +146,7 @@ class RateLimiter:
             return turn
 
     def delay(self, turn: Turn, now: float) -> float:
-        """Seconds the turn's request must still wait (0 or less: send now, then call :meth:`sent`).
+        """Seconds to sleep before asking again (0 or less: send now, then call :meth:`sent`).
 
         :param turn: from :meth:`take_turn`.
         :param now: monotonic seconds.
@@ -190,14 +155,17 @@ class RateLimiter:
             if not self.throttled:
                 return 0.0
             self._regrow(now)
-            gate = max(self._pause_until, self._next_send - BURST_TURNS / self._rate)
+            gate = max(self._pause_until, self._span_gate(now))
             due = self._due(turn.number)
             if due < gate and turn.number >= self._served:
                 # The schedule fell behind what may be sent (sends came late, or a pause): this turn goes at the
                 # gate and the later ones after it, so turns keep their order instead of racing for the gate.
                 self._anchor_turn, self._anchor_time = turn.number, gate
                 due = gate
-            return max(gate, due) - now
+            if self._pause_until >= due:
+                return self._pause_until - now  # nothing changes a pause but a longer one: sleep it whole
+            # A faster pace (learnt meanwhile) brings turns forward: ask again at least this often.
+            return min(max(gate, due) - now, RECHECK_SECONDS)
 
     def sent(self, turn: Turn, now: float) -> None:
         """The turn's request is being sent now.
@@ -208,7 +176,7 @@ class RateLimiter:
         with self._lock:
             if not self.throttled:
                 return
-            self._next_send = max(self._next_send, now) + 1.0 / self._rate
+            self._sent.append(now)
             self._served = max(self._served, turn.number + 1)
             waited = now - turn.asked_at
             if waited > 1.0 / self._rate:
@@ -263,7 +231,10 @@ class RateLimiter:
                 if self.throttled:
                     self._regrow(now)
                     quick = now - self._probe_from < QUICK_REFUSAL_SECONDS
-                    self._ceiling = self._rate * (QUICK_REFUSAL_CUT if quick else 1.0)
+                    # What was sent, or what the platform just accepted if more: a pace that was still low
+                    # (being learnt) says nothing about the limit.
+                    came_at = max(self._rate, self._recent_successes(now))
+                    self._ceiling = came_at * (QUICK_REFUSAL_CUT if quick else 1.0)
                 else:
                     self._start(now, "learned from 429 answers")
                     self._ceiling = self._recent_successes(now)
@@ -286,6 +257,16 @@ class RateLimiter:
             }
 
     # The pace -----------------------------------------------------------------------------------------
+
+    def _span_gate(self, now: float) -> float:
+        """When the span's budget next has room: now, or when the oldest send in it leaves the span."""
+        budget = max(1, min(SENT_LOG_MAX, math.floor(self._rate * SPAN_SECONDS)))
+        span = SPAN_SECONDS if budget < SENT_LOG_MAX else budget / self._rate
+        while self._sent and self._sent[0] <= now - span:
+            self._sent.popleft()
+        if len(self._sent) < budget:
+            return now
+        return self._sent[-budget] + span
 
     def _pause(self, until: float) -> None:
         """No request before ``until``; the turns not yet sent then go in their order, one turn apart."""
@@ -338,14 +319,14 @@ class RateLimiter:
             self._window = moved if self._window is None else min(self._window, moved)
         if self._last_reset is None or headers.reset_epoch > self._last_reset:
             self._last_reset = headers.reset_epoch
-        left = max(1.0, headers.reset_epoch - time.time())
-        if self._window is not None and self._window <= MAX_WINDOW_SECONDS:
+        left = headers.reset_epoch - time.time()
+        if self._window is not None:
             cap = HEADER_SHARE * headers.limit / self._window
-        else:  # until the window is known: what is left of this one, over the time left
-            cap = HEADER_SHARE * max(1, headers.remaining) / left
+        else:  # until the window is known: what is left of this one, over the time left (a second at least)
+            cap = HEADER_SHARE * max(1, headers.remaining) / max(1.0, left)
         self._header_cap = max(MIN_RATE, cap)
         low = headers.remaining <= max(1, HEADER_LOW_SHARE * headers.limit)
-        if headers.remaining == 0:  # the window is used up: nobody goes before it resets
+        if headers.remaining == 0 and left > 0:  # the window is used up: nobody goes before it resets
             self._pause(now + min(left, self._window or left))
         if self.throttled:
             if low:
@@ -359,12 +340,13 @@ class RateLimiter:
     def _start(self, now: float, source: str) -> None:
         self.throttled = True
         self._since = now
+        self._episode_at = now  # refusals of requests sent before pacing began are its echoes
         self._source = source
         self._announce = True
         self._rate = MIN_RATE
         self._anchor_turn, self._anchor_time = self._next_turn, now
         self._served = self._next_turn
-        self._next_send = now
+        self._sent.clear()
         self._last_delayed = now
         self.waited = 0
         self._longest_wait = 0.0
@@ -405,45 +387,3 @@ class RateLimiter:
         """Successful answers in the last second: the rate a first refusal came at."""
         self._move_ring(now)
         return float(sum(self._buckets))
-
-
-class _Registry:
-    """The limiters of this process, one per account; emptied in a forked child (its parent's are not its)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._limiters: dict[tuple[str, str], RateLimiter] = {}
-
-    def get(self, base_url: str, token: str, name: str) -> RateLimiter:
-        # The token is kept as a digest: the registry never holds a secret a dump could show.
-        key = (base_url, hashlib.sha256(token.encode()).hexdigest())
-        limiter = self._limiters.get(key)
-        if limiter is None:
-            with self._lock:
-                limiter = self._limiters.setdefault(key, RateLimiter(name))
-        return limiter
-
-    def clear(self) -> None:
-        self._lock = threading.Lock()
-        self._limiters = {}
-
-
-_REGISTRY = _Registry()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_REGISTRY.clear)
-
-
-def limiter_for(base_url: str, token: str, connection_id: str | None = None) -> RateLimiter:
-    """The process's limiter of one account (base URL and token), made on first use.
-
-    :param base_url: the client's base URL.
-    :param token: its token.
-    :param connection_id: the Airflow connection that first uses it, named in log lines.
-    """
-    name = base_url if connection_id is None else f"{base_url} (connection {connection_id!r})"
-    return _REGISTRY.get(base_url, token, name)
-
-
-def reset_rate_limiters() -> None:
-    """Forget every account's limiter (tests, so that one test's 429s do not pace the next)."""
-    _REGISTRY.clear()

@@ -14,8 +14,9 @@ from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook, Analy
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire.accounts import limiter_for
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.throttle import MIN_PAUSE, limiter_for
+from airflow_provider_analytics.wire.throttle import MIN_PAUSE
 from tests.support.connections import LIMITED_TOKEN
 from tests.support.fixtures import Api, ApiFactory, make_config
 from tests.support.reports import ready_report

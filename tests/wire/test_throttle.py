@@ -9,17 +9,17 @@ import tracemalloc
 
 import pytest
 
+from airflow_provider_analytics.wire.accounts import limiter_for, reset_rate_limiters
+from airflow_provider_analytics.wire.rate_headers import RateHeaders
 from airflow_provider_analytics.wire.throttle import (
     MIN_PAUSE,
     MIN_RATE,
     PROBE_SECONDS,
+    QUICK_REFUSAL_CUT,
     RECOVER_SECONDS,
     RESTART_SHARE,
-    RateHeaders,
     RateLimiter,
     Turn,
-    limiter_for,
-    reset_rate_limiters,
 )
 
 T0 = 1000.0
@@ -85,7 +85,7 @@ def test_a_refusal_soon_after_the_pause_cuts_the_pace_hard_and_a_later_one_gentl
     resume = throttled_at_100_per_second(limiter)
     limiter.refused(1.0, sent_at=resume + 1, now=resume + 1, max_pause=120)
     quick = limiter.snapshot()["rate"]
-    assert quick == pytest.approx(97 * 0.75 * RESTART_SHARE, rel=0.01)
+    assert quick == pytest.approx(97 * QUICK_REFUSAL_CUT * RESTART_SHARE, rel=0.01)
     later = resume + 2 + 30
     limiter.refused(1.0, sent_at=later, now=later, max_pause=120)
     assert limiter.snapshot()["rate"] < quick

@@ -1,0 +1,56 @@
+"""The rate limiters of this process, one per platform account (base URL and token).
+
+The contract limits requests per token, so every client of one token in a process shares one
+:class:`~airflow_provider_analytics.wire.throttle.RateLimiter` (the workspaces of one token share its limit, so
+they share the limiter too). The registry holds no token: it keys by a digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+
+from airflow_provider_analytics.wire.throttle import RateLimiter
+
+
+class _Registry:
+    """The limiters of this process, one per account; emptied in a forked child (its parent's are not its)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._limiters: dict[tuple[str, str], RateLimiter] = {}
+
+    def get(self, base_url: str, token: str, name: str) -> RateLimiter:
+        # The token is kept as a digest: the registry never holds a secret a dump could show.
+        key = (base_url, hashlib.sha256(token.encode()).hexdigest())
+        limiter = self._limiters.get(key)
+        if limiter is None:
+            with self._lock:
+                limiter = self._limiters.setdefault(key, RateLimiter(name))
+        return limiter
+
+    def clear(self) -> None:
+        self._lock = threading.Lock()
+        self._limiters = {}
+
+
+_REGISTRY = _Registry()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_REGISTRY.clear)
+
+
+def limiter_for(base_url: str, token: str, connection_id: str | None = None) -> RateLimiter:
+    """The process's limiter of one account (base URL and token), made on first use.
+
+    :param base_url: the client's base URL.
+    :param token: its token.
+    :param connection_id: the Airflow connection that first uses it, named in log lines.
+    """
+    name = base_url if connection_id is None else f"{base_url} (connection {connection_id!r})"
+    return _REGISTRY.get(base_url, token, name)
+
+
+def reset_rate_limiters() -> None:
+    """Forget every account's limiter (tests, so that one test's 429s do not pace the next)."""
+    _REGISTRY.clear()
