@@ -157,9 +157,10 @@ class RateLimiter:
             self._regrow(now)
             gate = max(self._pause_until, self._span_gate(now))
             due = self._due(turn.number)
-            if due < gate and turn.number >= self._served:
-                # The schedule fell behind what may be sent (sends came late, or a pause): this turn goes at the
-                # gate and the later ones after it, so turns keep their order instead of racing for the gate.
+            if due < gate and gate > now and turn.number >= self._served:
+                # The schedule fell behind what may be sent (the second's budget is spent, or a pause): this turn
+                # goes at the gate and the later ones after it, so turns keep their order instead of racing for
+                # the gate. A turn that is merely late (a busy loop) moves nothing: late sends catch up.
                 self._anchor_turn, self._anchor_time = turn.number, gate
                 due = gate
             if self._pause_until >= due:
@@ -231,9 +232,10 @@ class RateLimiter:
                 if self.throttled:
                     self._regrow(now)
                     quick = now - self._probe_from < QUICK_REFUSAL_SECONDS
-                    # What was sent, or what the platform just accepted if more: a pace that was still low
-                    # (being learnt) says nothing about the limit.
-                    came_at = max(self._rate, self._recent_successes(now))
+                    # The pace it came at; but a pace far below what the platform just accepted was still being
+                    # learnt (from a window's last requests) and says nothing about the limit.
+                    accepted = self._recent_successes(now)
+                    came_at = accepted if self._rate < accepted / 2 else self._rate
                     self._ceiling = came_at * (QUICK_REFUSAL_CUT if quick else 1.0)
                 else:
                     self._start(now, "learned from 429 answers")
