@@ -61,6 +61,7 @@ bench: install
 	$(BIN)/python bench/download.py
 	$(BIN)/python bench/object_storage.py
 	$(BIN)/python bench/triggerer.py --quick
+	$(BIN)/python bench/ratelimit.py --quick
 
 # The sdist and the wheel in dist/, checked: metadata, contents, clean installs without and with the
 # sandbox extra, and two example DAGs run with the wheel on each supported Airflow release (tools/dist_check.py).

@@ -1,0 +1,302 @@
+"""One scenario of ``bench/ratelimit.py``: N ``ExecutionTrigger`` waits on ONE token in one asyncio loop.
+
+Run by ``bench/ratelimit.py`` in a fresh interpreter pinned to CPU 0, with ``AIRFLOW_HOME``,
+``AIRFLOW__CORE__UNIT_TEST_MODE``, ``AIRFLOW__CORE__LOAD_EXAMPLES`` and ``AIRFLOW_CONN_ANALYTICS_DEFAULT``
+set by the parent, against ``bench/tls_server.py`` (with or without ``--limit``). The waits are the
+provider's real triggers, each driven by ``async for event in trigger.run()`` as one task, as
+``bench/waits.py``'s ``provider`` design does: hook, client, retries, stagger and any client-side pacing are
+the provider's own. A subclass only records when ``fetch`` returned (a *useful answer*) or raised (the poll
+was given up: the poll loop logs it and polls again at the next interval).
+
+All N tasks are created at once; start-up ends when every wait has had one useful answer (or at
+``--start-limit``), then a window of ``--window`` seconds is measured: useful answers (in all and per wall
+clock second), each wait's longest gap without a useful answer (a gap counts when it ends in the window,
+however early it began; a gap still open at the window's end counts up to the end), polls given up, waits
+that ended (an event or an exception: the server never finishes an execution, so any end is a failure),
+WARNING-or-worse log records by logger name (stdlib ``logging`` and structlog, which Airflow's trigger
+loggers use), event-loop lag (the 50 ms ticker of ``waits.py``), the longest full garbage collection, and
+the process's CPU. Lines on stdout: ``WINDOW_START``, ``WINDOW_END`` (the parent reads the server's counters
+then) and ``RESULT <json>``; everything else on stdout is the process's own log output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import json
+import logging
+import math
+import os
+import re
+import sys
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Coroutine, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from benchlib import cpu_busy, percentile, pin
+from waits import ticker
+
+WARNING_METHODS = frozenset({"warning", "warn", "error", "exception", "critical", "fatal"})
+_DIGITS = re.compile(r"(?<=_)[0-9]+")  # ids (ex_12, req_345) out of error messages, so that equal errors group
+
+
+class Record:
+    """What the waits of one run did."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.begin = time.monotonic()
+        self.last = [0.0] * n  # monotonic time of each wait's last useful answer; 0: none yet
+        self.gap = [0.0] * n  # each wait's longest gap that ended in the window
+        self.answers = 0
+        self.started = 0
+        self.all_started = asyncio.Event()
+        self.per_second: Counter[int] = Counter()  # useful answers per epoch second
+        self.window_open = False
+        self.given_up = 0  # in the window
+        self.given_up_total = 0
+        self.failed = [False] * n
+        self.errors: Counter[str] = Counter()
+        self.warnings: Counter[str] = Counter()  # in the window, by logger name
+        self.warnings_total = 0
+        self.full_gc: list[tuple[float, float]] = []  # (ended, seconds) of each generation-2 collection
+        self._gc_started = 0.0
+        gc.callbacks.append(self._gc)
+
+    def answered(self, index: int) -> None:
+        now = time.monotonic()
+        last = self.last[index]
+        if not last:
+            self.started += 1
+            if self.started == self.n:
+                self.all_started.set()
+        if self.window_open:
+            gap = now - (last or self.begin)
+            if gap > self.gap[index]:
+                self.gap[index] = gap
+        self.last[index] = now
+        self.answers += 1
+        self.per_second[int(time.time())] += 1
+
+    def gave_up(self, what: str) -> None:
+        self.given_up_total += 1
+        if self.window_open:
+            self.given_up += 1
+        self.errors[_DIGITS.sub("N", what)[:200]] += 1
+
+    def fail(self, index: int, what: str) -> None:
+        self.failed[index] = True
+        self.errors[_DIGITS.sub("N", what)[:200]] += 1
+
+    def logged(self, name: str) -> None:
+        self.warnings_total += 1
+        if self.window_open:
+            self.warnings[name] += 1
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.full_gc.append((time.monotonic(), time.perf_counter() - self._gc_started))
+
+
+class WarningCounter(logging.Handler):
+    """Counts WARNING-or-worse records of the stdlib loggers (the provider's wire layer logs there)."""
+
+    def __init__(self, record: Record) -> None:
+        super().__init__(logging.WARNING)
+        self.record = record
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.record.logged(record.name)
+
+
+def count_structlog_warnings(record: Record) -> None:
+    """Put a processor in front of structlog's chain that counts the warnings it is given.
+
+    Airflow's trigger loggers (``self.log``) are structlog loggers that write straight to their output, not
+    through stdlib ``logging``; a structlog logger drops records under its level before any processor, so
+    what is counted is what is written.
+    """
+    import structlog
+
+    def counter(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        if method in WARNING_METHODS:
+            record.logged(str(getattr(logger, "name", None) or event.get("logger") or event.get("logger_name") or "?"))
+        return event
+
+    processors = list(structlog.get_config()["processors"])
+    structlog.configure(processors=[counter, *processors])
+
+
+def described(exc: BaseException, api_errors: tuple[type[BaseException], ...]) -> str:
+    """An exception in one line; where it was raised too, unless it is one of the API's errors (a bug then)."""
+    text = f"{type(exc).__name__}: {exc}"
+    if not isinstance(exc, api_errors):
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:
+            text += f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})"
+    return text
+
+
+def provider_waits(record: Record, n: int, interval: float) -> list[Callable[[], Coroutine[Any, Any, None]]]:
+    """The provider's triggers, each drained with ``async for`` like the triggerer does."""
+    from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook
+    from airflow_provider_analytics.triggers.executions import ExecutionTrigger
+    from airflow_provider_analytics.wire.errors import AnalyticsError
+
+    api_errors = (AnalyticsError,)
+
+    class CountingTrigger(ExecutionTrigger):
+        bench_index = 0
+
+        async def fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
+            try:
+                resource = await super().fetch(hook)
+            except Exception as exc:
+                record.gave_up(described(exc, api_errors))
+                raise
+            record.answered(self.bench_index)
+            return resource
+
+    def drive(index: int) -> Callable[[], Coroutine[Any, Any, None]]:
+        trigger = CountingTrigger(
+            workflow_id="wf_bench", execution_id=f"ex_{index}", poll_interval=interval, deadline=None
+        )
+        trigger.bench_index = index
+
+        async def run() -> None:
+            try:
+                async for event in trigger.run():  # the server never finishes: any event is a failed wait
+                    record.fail(index, f"event {event.payload.get('status')}: {event.payload.get('message')}")
+            except Exception as exc:
+                record.fail(index, f"crashed: {described(exc, api_errors)}")
+                return
+            if not record.failed[index]:
+                record.fail(index, "the trigger ended without an event")
+
+        return run
+
+    return [drive(index) for index in range(n)]
+
+
+def summary(
+    args: argparse.Namespace, record: Record, marks: dict[str, float], lags: list[tuple[float, float]]
+) -> dict[str, Any]:
+    """The figures from what was reached: all of them after a full run, the start-up ones if stuck."""
+    now = time.monotonic()
+    t0 = marks.get("t0", now)
+    t1 = marks.get("t1", now)
+    span = max(t1 - t0, 1e-9)
+    gaps = [max(gap, t1 - (last or record.begin)) for gap, last in zip(record.gap, record.last, strict=True)]
+    window_lags = [lag for at, lag in lags if t0 <= at <= t1]
+    cpu = marks.get("cpu1", time.process_time()) - marks.get("cpu0", time.process_time())
+    others = marks.get("busy1", cpu_busy(args.cpu)) - marks.get("busy0", cpu_busy(args.cpu)) - cpu
+    first, last = int(marks.get("s0", time.time())), int(marks.get("s1", time.time()))
+    return {
+        "n": args.n,
+        "interval": args.interval,
+        "stuck": "t1" not in marks,
+        "window": span,
+        "window_wall": [marks.get("w0", 0.0), marks.get("w1", 0.0)],
+        "startup_s": marks.get("startup", now - record.begin),
+        "started": int(marks.get("started", record.started)),  # waits answered when start-up ended
+        "useful": int(marks.get("answers1", record.answers) - marks.get("answers0", record.answers)),
+        "unanswered": sum(1 for last in record.last if last < t0),  # no useful answer in the window
+        "seconds": [first, last],  # the window's epoch seconds: first included, last not
+        "per_second": {str(s): record.per_second.get(s, 0) for s in range(first, last)},
+        "gaps": [round(gap, 3) for gap in gaps],
+        "given_up": record.given_up,
+        "given_up_total": record.given_up_total,
+        "failed_waits": sum(record.failed),
+        "errors": dict(record.errors.most_common(5)),
+        "warnings": dict(record.warnings.most_common()),
+        "warnings_total": record.warnings_total,
+        "lag_p99_ms": 1000 * percentile(window_lags, 0.99),
+        "lag_max_ms": 1000 * max(window_lags, default=0.0),
+        "startup_lag_max_ms": 1000 * max((lag for at, lag in lags if record.begin <= at < t0), default=0.0),
+        "full_gc_max_ms": 1000 * max((pause for at, pause in record.full_gc if t0 <= at <= t1), default=0.0),
+        "cpu_share": cpu / span,
+        "others_cpu0_share": max(0.0, others) / span,
+    }
+
+
+def watchdog(
+    args: argparse.Namespace, record: Record, marks: dict[str, float], lags: list[tuple[float, float]]
+) -> None:
+    """A thread: if the loop is still not done at the hard limit, print what was reached and end the process."""
+    time.sleep(args.start_limit + args.window + 20)
+    with contextlib.suppress(Exception):
+        print("RESULT " + json.dumps(summary(args, record, marks, lags)), flush=True)
+    os._exit(0)
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    record = Record(args.n)
+    logging.getLogger().addHandler(WarningCounter(record))
+    count_structlog_warnings(record)
+    waits = provider_waits(record, args.n, args.interval)
+    lags: list[tuple[float, float]] = []
+    tick = asyncio.create_task(ticker(lags))
+    await asyncio.sleep(0.5)
+    marks: dict[str, float] = {}
+    record.begin = time.monotonic()
+    threading.Thread(target=watchdog, args=(args, record, marks, lags), daemon=True).start()
+    tasks = [asyncio.create_task(wait()) for wait in waits]  # all at once, as a triggerer starts them
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(record.all_started.wait(), args.start_limit)
+    marks.update(startup=time.monotonic() - record.begin, started=record.started)
+    # The window spans whole epoch seconds, the server's windows: a partial second at either end would count
+    # up to R answers more than the limit lets through per second.
+    await asyncio.sleep(max(0.0, math.ceil(time.time()) - time.time()))
+    print("WINDOW_START", flush=True)
+    record.window_open = True
+    marks.update(cpu0=time.process_time(), busy0=cpu_busy(args.cpu), answers0=record.answers)
+    marks.update(w0=time.time(), t0=time.monotonic())
+    end = math.floor(marks["w0"]) + max(1, round(args.window))
+    marks.update(s0=math.floor(marks["w0"]), s1=end)
+    await asyncio.sleep(max(0.0, end - time.time()))
+    marks.update(cpu1=time.process_time(), busy1=cpu_busy(args.cpu), answers1=record.answers)
+    marks.update(w1=time.time(), t1=time.monotonic())
+    record.window_open = False
+    print("WINDOW_END", flush=True)
+    result = summary(args, record, marks, lags)
+    tick.cancel()
+    for task in tasks:
+        task.cancel()
+    _, pending = await asyncio.wait(tasks, timeout=15)
+    result["not_cancelled"] = len(pending)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("--interval", type=float, required=True)
+    parser.add_argument("--window", type=float, required=True)
+    parser.add_argument("--start-limit", type=float, required=True)
+    parser.add_argument("--cpu", type=int, default=0)
+    args = parser.parse_args()
+    pin(args.cpu)
+    if "AIRFLOW_HOME" not in os.environ or "AIRFLOW_CONN_ANALYTICS_DEFAULT" not in os.environ:
+        sys.exit("run me from bench/ratelimit.py: AIRFLOW_HOME and the connection must be set first")
+    import airflow_provider_analytics
+    import airflow_provider_analytics.triggers.executions  # what a triggerer has loaded
+
+    result = asyncio.run(measure(args))
+    result["provider"] = str(Path(airflow_provider_analytics.__file__).parent)
+    print("RESULT " + json.dumps(result), flush=True)
+    sys.stdout.flush()
+    os._exit(0)  # the waits are cancelled and measured; skip the interpreter's slow teardown
+
+
+if __name__ == "__main__":
+    main()
