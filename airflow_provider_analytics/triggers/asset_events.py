@@ -8,7 +8,6 @@ decisions: the watermark, failed syncs, permanent errors, shared polls and the a
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Hashable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -151,7 +150,7 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
             failing: tuple[object, ...] | None = None
             while True:
                 try:
-                    status = await poller.poll(self._fetch, time.time() + max(self.poll_interval, POLL_BUDGET_FLOOR))
+                    status = await poller.poll(self._fetch, budget=max(self.poll_interval, POLL_BUDGET_FLOOR))
                 except AnalyticsError as exc:
                     # Messages carry the request id, new on every poll; the kind of failure is what is news.
                     problem = (type(exc), getattr(exc, "status", None), getattr(exc, "error_type", None))

@@ -42,16 +42,26 @@ class PlatformPoller:
         self._reloaded = False
 
     async def poll(
-        self, fetch: Callable[[AnalyticsAsyncHook], Awaitable[Fetched]], deadline: float | None = None
+        self,
+        fetch: Callable[[AnalyticsAsyncHook], Awaitable[Fetched]],
+        deadline: float | None = None,
+        *,
+        budget: float | None = None,
     ) -> Fetched | None:
         """Fetch once; ``None`` when a transient error (logged as a warning) leaves it to the next poll.
 
         :param fetch: the request, given the hook.
         :param deadline: epoch seconds by which the poll ends (at least ``LAST_LOOK_SECONDS`` from now);
             ``None`` leaves it to the client's own timeouts and retries.
+        :param budget: instead of a deadline, seconds the poll may spend on the platform; the wait for the
+            connection's turn under a rate limit comes on top (a poll that gave up in the queue would only
+            join its end again, and starve).
         :raises AnalyticsError: a permanent error (404, 403, a malformed answer, ...), or a 401 that a
             re-read connection did not cure.
         """
+        if budget is not None:
+            queued = (await self.hook.get_client()).rate_limiter.expected_wait(time.monotonic())
+            deadline = time.time() + budget + queued
         while True:
             remaining = None if deadline is None else deadline - time.time()
             try:

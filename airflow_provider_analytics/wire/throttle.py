@@ -57,6 +57,9 @@ HEADER_LOW_SHARE = 0.1
 MIN_PAUSE = 0.05
 # Throttling ends after this long without a refusal and without a request that had to wait.
 RECOVER_SECONDS = 30.0
+# The pace binds while a request had to wait for its turn within this many seconds: only then does a refusal
+# say that the pace is too fast.
+BINDING_SECONDS = 5.0
 # A request waiting for its turn asks again at least this often (a pace learnt meanwhile may bring it forward).
 RECHECK_SECONDS = 1.0
 # No span of this many seconds holds more sends than the pace allows in it: a window of the platform that sees
@@ -228,7 +231,10 @@ class RateLimiter:
         pause = min(max(pause, MIN_PAUSE), max_pause)
         with self._lock:
             self._pause(now + pause)
-            if sent_at >= self._episode_at:
+            # A refusal while nobody waits for a turn is not about this process's pace (another process on the
+            # token, a proxy): it pauses, and cuts nothing; else random refusals would ratchet the pace down.
+            binding = now - self._last_delayed < BINDING_SECONDS
+            if sent_at >= self._episode_at and not (self.throttled and not binding):
                 if self.throttled:
                     self._regrow(now)
                     quick = now - self._probe_from < QUICK_REFUSAL_SECONDS
@@ -243,6 +249,17 @@ class RateLimiter:
                 self._episode_at = now
                 self._restart_pace(self._pause_until)
             self.refusals += 1
+
+    def expected_wait(self, now: float) -> float:
+        """Seconds a request asking now would wait for its turn (0 when not throttled): the queue and any pause.
+
+        :param now: monotonic seconds.
+        """
+        if not self.throttled:
+            return 0.0
+        with self._lock:
+            queued = max(0, self._next_turn - self._served) / self._rate
+            return max(0.0, self._pause_until - now) + queued
 
     def snapshot(self) -> dict[str, Any]:
         """The limiter's state and counts, for logs, tests and benchmarks."""

@@ -86,8 +86,11 @@ def test_a_refusal_soon_after_the_pause_cuts_the_pace_hard_and_a_later_one_gentl
     limiter.refused(1.0, sent_at=resume + 1, now=resume + 1, max_pause=120)
     quick = limiter.snapshot()["rate"]
     assert quick == pytest.approx(97 * QUICK_REFUSAL_CUT * RESTART_SHARE, rel=0.01)
-    later = resume + 2 + 30
-    limiter.refused(1.0, sent_at=later, now=later, max_pause=120)
+    later = resume + 20  # before it recovers (RECOVER_SECONDS of quiet)
+    for turn in [limiter.take_turn(later) for _ in range(3)]:  # a queue: the pace binds
+        assert turn is not None
+        go(limiter, turn, later)
+    limiter.refused(1.0, sent_at=later + 0.1, now=later + 0.1, max_pause=120)
     assert limiter.snapshot()["rate"] < quick
 
 
@@ -235,3 +238,28 @@ def _headers(limit: int, remaining: int, reset: float) -> dict[str, str]:
         "X-RateLimit-Remaining": str(remaining),
         "X-RateLimit-Reset": str(int(reset)),
     }
+
+
+def test_a_refusal_while_nobody_waits_cuts_nothing() -> None:
+    """Refusals that come while the pace binds no request (another process, a proxy) pause, but must not ratchet
+    the pace down one by one."""
+    limiter = RateLimiter("x")
+    resume = throttled_at_100_per_second(limiter)
+    rate = limiter.snapshot()["rate"]
+    now = resume + 10
+    for _ in range(5):  # one request now and then, never waiting for its turn
+        turn = limiter.take_turn(now)
+        assert turn is not None
+        now = go(limiter, turn, now)
+        limiter.refused(0.1, sent_at=now, now=now, max_pause=120)
+        now += 6
+    assert limiter.snapshot()["rate"] == pytest.approx(rate, rel=0.05)
+
+
+def test_the_expected_wait_counts_the_queue_and_the_pause() -> None:
+    limiter = RateLimiter("x")
+    assert limiter.expected_wait(T0) == 0
+    throttled_at_100_per_second(limiter)
+    for _ in range(97):
+        limiter.take_turn(T0 + 0.6)
+    assert limiter.expected_wait(T0 + 0.6) == pytest.approx(0.9 + 1.0, abs=0.05)
