@@ -1,15 +1,16 @@
 """The soak's invariants, each a function from what was collected to the violations it finds.
 
 Everything comes from records, not logs: the sandbox's (executions, reports, requests, injected faults, sync
-attempts) and Airflow's REST API (runs, task instances, XComs, asset events), plus the files themselves. A
-violation names its run and task, so a failed soak says where to look.
+attempts, the counters of its per-second rate limit) and Airflow's REST API (runs, task instances, XComs, asset
+events), plus the files themselves; only the check that no task gave up on the rate limit also reads the log
+files. A violation names its run and task, so a failed soak says where to look.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +34,13 @@ GENUINE_ERRORS = ("(chaos)", "render_failed", "report failed")
 # A sync seen by the watcher this shortly before its triggerer was told to stop (or while it stopped) may be lost:
 # the watermark is written, the event not yet handed on (docs/events.md).
 LOST_EVENT_WINDOW = 3.0
+# The tasks that wait on the platform (each holds one wait while it runs): the waits for executions and reports,
+# and the sensors. The waits for executions and reports can be followed in the request log, one path each; the
+# sensors of one data source all poll the same path, so only their number counts (the floor of the gaps).
+WAITING_TASKS = {*WAITS_FOR_THE_END, ("soak_report_local", "fresh"), ("soak_report_s3", "fresh"),
+                 ("soak_fire_and_forget", "events_fresh")}  # fmt: skip
+# The event-driven DAG's watcher: one wait for the whole soak, the only poller of its path.
+WATCHED_PATH = "/v1/data-sources/ds_warehouse/sync"
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,115 @@ class Violation:
     run_id: str
     task_id: str
     detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One ``/v1`` request of the sandbox's log, in the fields the accounting reads (the log also keeps every
+    header and body: soak_deployment.py reads it in slices and keeps only these).
+
+    :param method: the HTTP method.
+    :param path: the URL path.
+    :param status: the status answered (0: the connection was dropped).
+    :param request_id: the ``X-Request-Id`` of the answer.
+    :param at: when it arrived (epoch seconds; the sandbox's clock is the wall clock in the soak).
+    :param key: its ``Idempotency-Key`` ("" when it had none).
+    """
+
+    method: str
+    path: str
+    status: int
+    request_id: str
+    at: float
+    key: str = ""
+
+    @classmethod
+    def of(cls, entry: dict[str, Any]) -> Request:
+        """From one entry of ``GET /_sandbox/requests``."""
+        key = (entry.get("headers") or {}).get("idempotency-key", "")
+        return cls(entry["method"], entry["path"], int(entry["status"]), entry["request_id"],
+                   when(entry["received_at"]), key)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LimitStep:
+    """One change of the platform's per-second limit (limit_phase.py), with the sandbox's counters after it.
+
+    :param at: when it was made (epoch seconds).
+    :param per_second: the limit from then on (None: lifted).
+    :param headers: whether answers carry the ``X-RateLimit-*`` headers from then on.
+    :param allowed: requests the per-second limit had let through since the sandbox started.
+    :param refused: requests it had refused (429) since the sandbox started: the chaos's 429s are not counted.
+    """
+
+    at: float
+    per_second: float | None
+    headers: bool
+    allowed: int
+    refused: int
+
+
+@dataclass(frozen=True)
+class LimitPart:
+    """A stretch of the limited phase with one setting: from ``start`` to ``end`` (epoch seconds)."""
+
+    start: float
+    end: float
+    per_second: float
+    headers: bool
+    allowed: int  # let through by the per-second limit in this stretch
+    refused: int  # refused by it
+
+    @property
+    def name(self) -> str:
+        return "with X-RateLimit headers" if self.headers else "without headers"
+
+
+@dataclass
+class LimitRecord:
+    """The limited phase: what was asked for and the changes made (none when ``per_second`` is 0: no phase).
+
+    :param per_second: the limit asked for (``--rate-limit``); 0 turns the phase off.
+    :param planned: when the limit was to be set, its headers switched off, and it lifted (epoch seconds).
+    :param steps: the changes made, in order.
+    """
+
+    per_second: float = 0.0
+    planned: tuple[float, ...] = ()
+    steps: list[LimitStep] = field(default_factory=list)
+
+    def parts(self) -> list[LimitPart]:
+        """The stretches that had a limit, each ended by the next change (its counters are the difference)."""
+        return [LimitPart(step.at, after.at, step.per_second, step.headers, after.allowed - step.allowed,
+                          after.refused - step.refused)
+                for step, after in itertools.pairwise(self.steps) if step.per_second is not None]  # fmt: skip
+
+    def window(self) -> tuple[float, float] | None:
+        """From the limit set to the limit lifted (epoch seconds), or None when there was no limited phase."""
+        parts = self.parts()
+        return (parts[0].start, parts[-1].end) if parts else None
+
+
+@dataclass(frozen=True)
+class Wait:
+    """One wait that the request log follows: one task's polls of its execution or report, or the watcher's.
+
+    :param run_id: the run of the task that waits ("" for the watcher).
+    :param task_id: the task (the watcher: ``watcher``).
+    :param path: the path it polls.
+    :param answers: when its polls were answered with 200 (not a faulted answer), oldest first, up to the first
+        that came after the work had ended (that one ends the wait; a later read of the path, as a download's,
+        is not part of it).
+    """
+
+    run_id: str
+    task_id: str
+    path: str
+    answers: tuple[float, ...]
+
+    def gaps(self) -> list[tuple[float, float]]:
+        """Each stretch between two answers in a row: how long the wait went without a useful answer."""
+        return list(itertools.pairwise(self.answers))
 
 
 @dataclass
@@ -52,7 +169,7 @@ class Collected:
     xcoms: dict[tuple[str, str, str], Any]  # (run id, task id, key) -> value
     executions: list[dict[str, Any]]
     reports: list[dict[str, Any]]
-    requests: list[dict[str, Any]]  # the watcher's polls of ds_warehouse and every faulted request
+    requests: list[Request]  # every /v1 request the sandbox received, in order of arrival
     injected: list[dict[str, Any]]
     syncs: list[dict[str, Any]]  # ds_warehouse's sync attempts
     asset_events: list[dict[str, Any]]
@@ -64,6 +181,9 @@ class Collected:
     triggerer_stops: list[tuple[float, float]]  # when each stop was signalled, and when the process was gone
     # (run id, task id) -> the earlier tries that failed, with the error each ended on
     failed_tries: dict[tuple[str, str], list[tuple[int, str]]] = field(default_factory=dict)
+    limit: LimitRecord = field(default_factory=LimitRecord)  # the limited phase
+    load: tuple[float, float] = (0.0, 0.0)  # when the load started and ended (epoch seconds)
+    poll_seconds: float = 5.0  # every wait's poll interval
     notes: dict[str, Any] = field(default_factory=dict)  # figures the invariants found on the way
 
 
@@ -205,9 +325,8 @@ def sync_events_exactly_once(collected: Collected) -> list[Violation]:
     violations = [Violation(name, "", "", f"the sync of {synced_at} was reported {count} times")
                   for synced_at, count in reported.items() if count > 1]  # fmt: skip
     faulted = {fault["request_id"] for fault in collected.injected}
-    polls = sorted(when(r["received_at"]) for r in collected.requests
-                   if r["path"] == "/v1/data-sources/ds_warehouse/sync" and r["status"] == 200
-                   and r["request_id"] not in faulted)  # fmt: skip
+    polls = sorted(r.at for r in collected.requests
+                   if r.path == WATCHED_PATH and r.status == 200 and r.request_id not in faulted)  # fmt: skip
     finished = sorted(sync["finished_at"] for sync in collected.syncs if sync["outcome"] == "synced")
     lost, folded = [], 0
     for position, synced_at in enumerate(finished):
@@ -260,14 +379,14 @@ def faults_absorbed(collected: Collected) -> list[Violation]:
     answered: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     faulted = {fault["request_id"] for fault in collected.injected}
     for request in collected.requests:
-        settled = 200 <= request["status"] < 300 or (request["method"] == "PUT" and request["status"] == 412)
-        if request["request_id"] not in faulted and settled:
-            answered[_same_request(request)].append(when(request["received_at"]))
-    by_id = {request["request_id"]: request for request in collected.requests}
+        settled = 200 <= request.status < 300 or (request.method == "PUT" and request.status == 412)
+        if request.request_id not in faulted and settled:
+            answered[_same_request(request)].append(request.at)
+    by_id = {request.request_id: request for request in collected.requests}
     violations, absorbed = [], Counter()  # type: ignore[var-annotated]
     for fault in collected.injected:
         hit = by_id.get(fault["request_id"])
-        if hit is not None and any(at >= when(hit["received_at"]) for at in answered[_same_request(hit)]):
+        if hit is not None and any(at >= hit.at for at in answered[_same_request(hit)]):
             absorbed[fault["kind"]] += 1
         else:
             what = f"{fault['kind']} on {fault['method']} {fault['path']} ({fault['request_id']})"
@@ -277,16 +396,8 @@ def faults_absorbed(collected: Collected) -> list[Violation]:
     return violations
 
 
-def _same_request(request: dict[str, Any]) -> tuple[str, str, str]:
-    return request["method"], request["path"], request["headers"].get("idempotency-key", "")
+def _same_request(request: Request) -> tuple[str, str, str]:
+    return request.method, request.path, request.key
 
 
-INVARIANTS: list[Callable[[Collected], list[Violation]]] = [
-    nothing_left_in_flight,
-    every_permitted_run_succeeds,
-    one_piece_of_work_per_attempt_chain,
-    downloads_match_reports,
-    sync_events_exactly_once,
-    faults_absorbed,
-    no_token_in_logs,
-]
+# --- the limited phase (limit_phase.py) -----------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The soak's figures, its Markdown report and its PNG (runs per minute, latency, memory, faults).
+"""The soak's figures, its Markdown report and its PNG (runs per minute, latency, memory, faults, requests per
+second and the longest unanswered gap of each wait, with the limited phase shaded).
 
 Memory must be flat: the least-squares slope of the RSS of the triggerer and of each worker (the process and its
 direct children: the long-lived part) over the last 30 minutes of the load stays under ``MEMORY_SLOPE_BOUND_MB``
@@ -9,6 +10,7 @@ shorter soak reports it without judging it.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,12 +21,16 @@ from accounting import (
     JOB_TASKS,
     WAITS_FOR_THE_END,
     Collected,
+    LimitPart,
     Violation,
     chains,
     tries_the_platform_did_not_fail,
     when,
 )
 from health import Sample
+from limit_accounting import GAP_FLOOR_FACTOR, GAP_MIN_SECONDS, MAX_REFUSED_SHARE, gap_bound, gap_floor, longest_gaps
+
+from airflow_provider_analytics.sandbox.domain.rate_limits import per_second_window
 
 MEMORY_WINDOW = 30 * 60.0
 MEMORY_WARMUP = 10 * 60.0
@@ -157,10 +163,114 @@ def figures(collected: Collected, samples: list[Sample], canaries: list[dict[str
     for what in grew:
         result.violations.append(Violation("memory is flat", "", "", what))
     result.add("operations", "; ".join(load["operations"]) or "-")
+    result.rows += limit_rows(collected)
     lost = tries_the_platform_did_not_fail(collected)
     result.add("failed tries the platform did not cause (each retried)", len(lost))
     result.lost_tries = lost
     return result
+
+
+def unlimited_windows(collected: Collected) -> list[tuple[float, float]]:
+    """The load after its first minute (the ramp-up), outside the limited phase: what the phase is compared with."""
+    started, load_end = collected.load
+    window = collected.limit.window()
+    if window is None:
+        return [(started + 60, load_end)]
+    return [(a, b) for a, b in ((started + 60, window[0]), (window[1], load_end)) if b > a]
+
+
+def per_second(arrivals: list[float], windows: list[tuple[float, float]]) -> tuple[int, float, float, int]:
+    """Requests arrived in ``windows``: how many, and per second their mean, p99 and max (whole seconds)."""
+    counts = Counter(int(at) for at in arrivals if any(a <= at < b for a, b in windows))
+    seconds = [counts.get(second, 0) for a, b in windows for second in range(math.ceil(a), math.floor(b))]
+    total, span = sum(counts.values()), sum(b - a for a, b in windows)
+    return total, total / span if span else 0.0, percentile([float(n) for n in seconds], 0.99), max(seconds, default=0)
+
+
+def limit_rows(collected: Collected) -> list[tuple[str, str]]:
+    """The limited phase against the rest of the load: requests per second, refusals, each wait's longest gap."""
+    record, started = collected.limit, collected.load[0]
+    parts = record.parts()
+
+    def at(moment: float) -> str:
+        return f"{moment - started:.0f} s"
+
+    if record.per_second <= 0:
+        rows = [("rate-limit phase", "off (--rate-limit 0)")]
+    else:
+        told = "; ".join(f"{'lifted' if step.per_second is None else f'{step.per_second:g}/s '}"
+                         f"{'' if step.per_second is None else ('with' if step.headers else 'without') + ' headers'}"
+                         f" at {at(step.at)}" for step in record.steps)  # fmt: skip
+        planned = ", ".join(at(moment) for moment in record.planned)
+        rows = [("rate-limit phase: the platform's limit per token, set through POST /_sandbox/rate-limit "
+                 "(seconds of the load; planned at " + planned + ")", told or "not set")]  # fmt: skip
+    faulted = {fault["request_id"] for fault in collected.injected}
+    chaos_429 = {fault["request_id"] for fault in collected.injected if fault["kind"] == "rate_limited"}
+    arrivals = [request.at for request in collected.requests]
+    refused_in_log = [request.at for request in collected.requests
+                      if request.status == 429 and request.request_id not in faulted]  # fmt: skip
+    chaos = [request.at for request in collected.requests if request.request_id in chaos_429]
+    windows: list[tuple[str, list[tuple[float, float]], LimitPart | None]]
+    windows = [(part.name, [(part.start, part.end)], part) for part in parts]
+    windows.append(("unlimited (the load after its first minute, outside the phase)", unlimited_windows(collected),
+                    None))  # fmt: skip
+    for name, spans, part in windows:
+        sent, mean, p99, most = per_second(arrivals, spans)
+        refused = len([t for t in refused_in_log if any(a <= t < b for a, b in spans)])
+        injected = len([t for t in chaos if any(a <= t < b for a, b in spans)])
+        span = sum(b - a for a, b in spans)
+        where = name if part is None else f"limited {name} ({at(part.start)} to {at(part.end)})"
+        rows.append((f"{where}: /v1 requests sent per second mean / p99 / max; answered, not refused by the "
+                     "limit, per second", f"{mean:.1f} / {p99:.0f} / {most} ({sent} in {span:.0f} s); "
+                     f"{(sent - refused) / span if span else 0:.1f}"))  # fmt: skip
+        counted = f"{part.refused} (the sandbox's counter), " if part is not None else ""
+        rows.append((f"{where}: refused by the rate limit (429s not injected); chaos 429s",
+                     f"{counted}{refused} in the log, {refused / sent if sent else 0:.1%} of requests; "
+                     f"{injected} ({injected / sent if sent else 0:.1%})"))  # fmt: skip
+    if parts:
+        sent = sum(1 for t in arrivals if parts[0].start <= t < parts[-1].end)
+        refused = sum(part.refused for part in parts)
+        rows.append((f"limited phase in all: refused by the rate limit / /v1 requests (bound {MAX_REFUSED_SHARE:.0%})",
+                     f"{refused} / {sent} ({refused / sent if sent else 0:.1%})"))  # fmt: skip
+        # The sandbox's windows: whole epoch seconds (several for a limit under 1/s), each allowing ``allowance``.
+        length, allowance = per_second_window(parts[0].per_second)
+        let_through = Counter(int(request.at // length) for request in collected.requests
+                              if parts[0].start <= request.at < parts[-1].end and request.status != 429)  # fmt: skip
+        windows_in = range(math.ceil(parts[0].start / length), math.floor(parts[-1].end / length))
+        full = sum(1 for window in windows_in if let_through.get(window, 0) >= allowance)
+        rows.append(("limited phase: windows of the limit in which it was reached (requests not refused >= its "
+                     "allowance)", f"{full} of {len(windows_in)}"))  # fmt: skip
+    gaps = longest_gaps(collected)
+    for kind, limited in (("limited", True), ("unlimited", False)):
+        found = gaps[kind]
+        if not found:
+            continue
+        seconds_of = [end - start for _, start, end in found]
+        floor = gap_floor(collected, limited)
+        longest_wait, longest_start, longest_end = max(found, key=lambda item: item[2] - item[1])
+        flight = f"; waits in flight {collected.notes.get('waits_in_flight', 0):.0f} (mean)" if limited else ""
+        rows.append((f"longest unanswered gap per wait, {kind} (s): p50 / p99 / max (waits); floor "
+                     f"max(poll interval, waits in flight / limit); bound max({GAP_FLOOR_FACTOR:g} x floor, "
+                     f"{GAP_MIN_SECONDS:g} s)",
+                     f"{percentile(seconds_of, 0.5):.1f} / {percentile(seconds_of, 0.99):.1f} / {max(seconds_of):.1f} "
+                     f"({len(found)}); floor {floor:.1f}{flight}; bound {gap_bound(floor):.0f}"))  # fmt: skip
+        who = f"{longest_wait.run_id}.{longest_wait.task_id}" if longest_wait.run_id else longest_wait.task_id
+        rows.append((f"the longest, {kind}", f"{who}, GET {longest_wait.path}, {at(longest_start)} to "
+                                             f"{at(longest_end)}"))  # fmt: skip
+    throttle = collected.notes.get("throttle", {})
+    rows.append(("the provider's throttle log lines by process (task: all task logs): started / ended pacing the "
+                 "token, a poll not sent (its turn did not come before its deadline)",
+                 "; ".join(f"{name} {count}" for name, count in throttle.items()) or "none"))  # fmt: skip
+    paces = collected.notes.get("paces", {})
+    rows.append(("paces the processes started at (log lines), by what they learned from: min / median / max (lines)",
+                 "; ".join(f"{source}: {min(found):g} / {statistics.median(found):g} / {max(found):g}/s ({len(found)})"
+                           for source, found in sorted(paces.items())) or "none"))  # fmt: skip
+    read = collected.notes.get("request_log", {})
+    if read:
+        rows.append(("sandbox request log read at the end, in slices",
+                     f"{read['entries']} entries, {read['mb']:.1f} MB of JSON (largest slice {read['largest_mb']:.1f} "
+                     "MB), kept as 6 fields each"))  # fmt: skip
+    return rows
 
 
 def markdown(result: Figures, invariants: list[tuple[str, int]], title: str) -> str:
@@ -185,7 +295,7 @@ def plot(path: Path, collected: Collected, samples: list[Sample], started: float
     def minute(t: float) -> float:
         return (t - started) / 60
 
-    figure, ((runs, lat), (rss, faults)) = plt.subplots(2, 2, figsize=(13, 8))
+    figure, ((runs, lat, rates), (rss, faults, gaps)) = plt.subplots(2, 3, figsize=(19, 8))
     finished = Counter(int(minute(when(r["end_date"]))) for r in collected.runs if r.get("end_date"))
     tasks = Counter(int(minute(when(t["end_date"]))) for t in collected.tis if t.get("end_date"))
     for counter, label in ((finished, "runs"), (tasks, "task instances")):
@@ -209,8 +319,33 @@ def plot(path: Path, collected: Collected, samples: list[Sample], started: float
     faults.set(title="faults injected per minute", xlabel="minute of the soak")
     if kinds:
         faults.legend(fontsize=7)
-    for axis in (runs, lat, rss, faults):
+    injected = {f["request_id"] for f in collected.injected}
+    bins = 10.0  # seconds
+    sent = Counter(int((r.at - started) // bins) for r in collected.requests)
+    refused = Counter(int((r.at - started) // bins) for r in collected.requests
+                      if r.status == 429 and r.request_id not in injected)  # fmt: skip
+    keys = sorted(sent)
+    rates.plot([k * bins / 60 for k in keys], [sent[k] / bins for k in keys], label="/v1 requests sent")
+    rates.plot([k * bins / 60 for k in keys], [refused.get(k, 0) / bins for k in keys], label="refused by the limit")
+    for part in collected.limit.parts():
+        rates.hlines(part.per_second, minute(part.start), minute(part.end), color="k", linestyle="--")
+    rates.set(title=f"/v1 requests per second ({bins:g}-s means); the limit dashed", xlabel="minute of the soak")
+    rates.legend(fontsize=7)
+    found = longest_gaps(collected)
+    for kind, colour in (("unlimited", "tab:blue"), ("limited", "tab:red")):
+        points = [(minute(end), end - start) for _, start, end in found[kind]]
+        gaps.scatter([x for x, _ in points], [y for _, y in points], s=8, color=colour, label=kind)
+        gaps.axhline(gap_bound(gap_floor(collected, kind == "limited")), color=colour, linestyle="--", linewidth=0.8)
+    gaps.set(title="each wait's longest unanswered gap (s), by its end; bounds dashed", xlabel="minute of the soak")
+    gaps.legend(fontsize=7)
+    for axis in (runs, lat, rss, faults, rates, gaps):
         axis.axvline(minute(load_end), color="grey", linestyle=":")
+        for part in collected.limit.parts():
+            axis.axvspan(minute(part.start), minute(part.end), color="tab:orange" if part.headers else "tab:red",
+                         alpha=0.12, linewidth=0)  # fmt: skip
+    if collected.limit.parts():
+        figure.suptitle(f"limited phase shaded: {collected.limit.per_second:g} requests/s per token, with "
+                        "X-RateLimit headers (orange), then without (red)", fontsize=10)  # fmt: skip
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

@@ -3,8 +3,9 @@
 Starts (tools/soak/soak_deployment.py, on tools/e2e/cluster.py) Postgres, Redis, the sandbox with seeded chaos,
 moto's S3 server, and Airflow's api-server, scheduler, dag-processor, triggerer and two Celery workers, on
 loopback in one private temporary folder. For ``--minutes`` it keeps the soak DAGs' runs in flight through the
-REST API (load.py), samples health (health.py) and operates the deployment (operations.py); then it lets the
-runs in flight finish, reads the sandbox's and Airflow's records, checks every invariant (accounting.py),
+REST API (load.py), samples health (health.py), operates the deployment (operations.py) and, for a middle part
+of the load, puts a real per-second rate limit on the platform (limit_phase.py); then it lets the runs in flight
+finish, reads the sandbox's and Airflow's records, checks every invariant (accounting.py),
 stops every process by pid and checks nothing is left. It writes a Markdown report and a PNG (report.py) and
 exits non-zero, naming the first broken invariant with its run and task ids, when any invariant is broken.
 """
@@ -18,12 +19,31 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
-from accounting import INVARIANTS, Collected, Violation
+from accounting import (
+    Collected,
+    LimitRecord,
+    Violation,
+    downloads_match_reports,
+    every_permitted_run_succeeds,
+    faults_absorbed,
+    no_token_in_logs,
+    nothing_left_in_flight,
+    one_piece_of_work_per_attempt_chain,
+    sync_events_exactly_once,
+)
 from health import Health
+from limit_accounting import (
+    REFUSALS_BOUNDED,
+    limit_refusals_bounded,
+    no_wait_unanswered_too_long,
+    nothing_gave_up_on_the_limit,
+)
+from limit_phase import END, START, LimitPhase
 from load import Load
 from operations import Operations
 from report import figures, markdown, plot
@@ -37,9 +57,26 @@ INVARIANT_NAMES = [
     "no sync reported twice by the event trigger, none missed",
     "every injected fault absorbed",
     "no token in any log line",
+    REFUSALS_BOUNDED,
+    "no task or trigger gave up on the rate limit",
+    "no wait unanswered for longer than its bound",
     "at least 50 runs in flight",
     "memory is flat",
     "no process or temporary folder left",
+]
+
+# Every invariant, in the order a failed soak reports the first broken one.
+INVARIANTS: list[Callable[[Collected], list[Violation]]] = [
+    nothing_left_in_flight,
+    every_permitted_run_succeeds,
+    one_piece_of_work_per_attempt_chain,
+    downloads_match_reports,
+    sync_events_exactly_once,
+    faults_absorbed,
+    no_token_in_logs,
+    limit_refusals_bounded,
+    nothing_gave_up_on_the_limit,
+    no_wait_unanswered_too_long,
 ]
 
 
@@ -73,7 +110,8 @@ def drain(deployment: SoakDeployment, load: Load, health: Health) -> None:
                lambda: in_flight(deployment, EVENT_DAG) + in_flight(deployment, CANARY_DAG) == 0, seconds)  # fmt: skip
 
 
-def collect(deployment: SoakDeployment, operations: Operations) -> tuple[Collected, list[dict[str, float]]]:
+def collect(deployment: SoakDeployment, operations: Operations, limit: LimitRecord, load: tuple[float, float]
+            ) -> tuple[Collected, list[dict[str, float]]]:  # fmt: skip
     """Everything the invariants read: Airflow's records, the sandbox's, the files, the logs."""
     from accounting import DOWNLOADS, JOB_TASKS
 
@@ -90,11 +128,12 @@ def collect(deployment: SoakDeployment, operations: Operations) -> tuple[Collect
     listed = s3.list_objects_v2(Bucket=S3_BUCKET).get("Contents", [])
     objects = {entry["Key"]: s3.get_object(Bucket=S3_BUCKET, Key=entry["Key"])["Body"].read() for entry in listed}
     uploads = [u["Key"] for u in s3.list_multipart_uploads(Bucket=S3_BUCKET).get("Uploads", [])]
+    requests, read = deployment.requests()
     collected = Collected(
         runs=runs, tis=tis, xcoms=xcoms,
         executions=deployment.sandbox("/_sandbox/executions")["data"],
         reports=deployment.sandbox("/_sandbox/reports")["data"],
-        requests=deployment.sandbox("/_sandbox/requests")["data"],
+        requests=requests,
         injected=deployment.sandbox("/_sandbox/chaos")["data"],
         syncs=deployment.sandbox("/_sandbox/data-sources/ds_warehouse/syncs")["data"],
         asset_events=deployment.asset_events("soak-warehouse-synced"),
@@ -103,7 +142,9 @@ def collect(deployment: SoakDeployment, operations: Operations) -> tuple[Collect
         tokens=list(deployment.tokens), triggerer_stops=list(operations.record.triggerer_stops),
         failed_tries={(ti["dag_run_id"], ti["task_id"]): deployment.failed_tries(ti) for ti in tis
                       if int(ti["try_number"] or 0) > 1 or ti["state"] == "failed"},
+        limit=limit, load=load, poll_seconds=deployment.plan.poll_seconds,
     )  # fmt: skip
+    collected.notes["request_log"] = read
     return collected, [c for c in canaries if isinstance(c, dict)]
 
 
@@ -127,18 +168,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=float(os.environ.get("SOAK_MINUTES", "60")))
     parser.add_argument("--seed", type=int, default=17, help="the chaos seed (default 17)")
+    parser.add_argument(
+        "--rate-limit",
+        type=float,
+        default=float(os.environ["SOAK_RATE_LIMIT"]) if os.environ.get("SOAK_RATE_LIMIT") else None,
+        metavar="N",
+        help="the platform's limit in requests per second per token from 25%% to 60%% of the load (default "
+        "SOAK_RATE_LIMIT, else 3; 0: no limited phase)",
+    )
     args = parser.parse_args()
-    plan = SoakPlan(minutes=args.minutes, seed=args.seed)
+    if args.rate_limit is not None and args.rate_limit < 0:
+        parser.error("--rate-limit must be 0 (no limited phase) or a number of requests per second")
+    plan = SoakPlan(minutes=args.minutes, seed=args.seed, limit=args.rate_limit)
     results = ROOT / ("soak/results" if args.minutes >= 60 else ".soak/results")
     results.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y-%m-%d-%H%M")
     setup_started = time.time()
+    limited = (f"a rate limit of {plan.rate_limit:g}/s from {START:.0%} to {END:.0%} of the load"
+               if plan.rate_limit else "no rate-limit phase")  # fmt: skip
     print(f"== make soak: {args.minutes:g} min of load, chaos seed {args.seed}, work of "
-          f"{plan.work_seconds[0]:g}-{plan.work_seconds[1]:g} s", flush=True)  # fmt: skip
+          f"{plan.work_seconds[0]:g}-{plan.work_seconds[1]:g} s, {limited}", flush=True)  # fmt: skip
     violations: list[Violation] = []
     result = None
     deployment = SoakDeployment(plan)
     health: Health | None = None
+    phase: LimitPhase | None = None
     try:
         with deployment:
             try:
@@ -150,13 +204,19 @@ def main() -> int:
                 print(f"== deployment up in {started - setup_started:.0f} s; load starts", flush=True)
                 load.start()
                 health.start()
+                if plan.rate_limit:
+                    phase = LimitPhase(deployment, plan.rate_limit, started)
+                    phase.start()
                 while (elapsed := time.time() - started) < plan.seconds:
                     operations.due(elapsed)
                     time.sleep(1)
                 load_end = time.time()
+                if phase is not None:
+                    phase.stop()
                 print(f"== load over after {(load_end - started) / 60:.1f} min; draining", flush=True)
                 drain(deployment, load, health)
-                collected, canaries = collect(deployment, operations)
+                limit = phase.record if phase is not None else LimitRecord()
+                collected, canaries = collect(deployment, operations, limit, (started, load_end))
                 for invariant in INVARIANTS:
                     violations += invariant(collected)
                 ramped = started + 90
@@ -172,6 +232,8 @@ def main() -> int:
             finally:
                 if health is not None:
                     health.stopping.set()
+                if phase is not None:
+                    phase.stopping.set()
                 if violations or result is None or result.violations:
                     deployment.c.keep_logs = True
         folders = [deployment.c.home, deployment.staging]

@@ -12,6 +12,8 @@ import json
 import shutil
 import sys
 import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ ROOT = SOAK.parents[1]
 sys.path.insert(0, str(ROOT / "tools" / "e2e"))
 sys.path.insert(0, str(ROOT))
 
+from accounting import Request  # noqa: E402
 from cluster import Cluster, Process, free_port, wait_for  # noqa: E402  (tools/e2e, put on the path above)
 from releases import release_of  # noqa: E402
 
@@ -35,6 +38,16 @@ CANARY_DAG = "canary_loop_lag"
 SYNCED_SOURCES = ("ds_warehouse", "ds_crm", "ds_events")
 # The client's timeout (connection extra); a slow answer comes later than that.
 CLIENT_TIMEOUT = 10.0
+# The platform's per-second limit in the limited phase (limit_phase.py), per token: about two thirds of what the
+# deployment sends at its busiest when nothing limits it, so that it binds (docs/deployment.md, "make soak", has
+# the measurement: a 5-minute soak sends 2 to 3 requests per second on average, about 5 in its busiest 10 s; the
+# last full run sent about 4 per second on average, its waits being longer and more of them deferred at once).
+RATE_LIMIT = 3.0
+# The sandbox logs every /v1 request with its headers and body, and GET /_sandbox/requests answers with all that
+# match its ``path`` pattern at once: about 500 bytes of JSON a request, some 10 MB for the 20,000 requests of the
+# last full run. It is read in slices, by the last character of the path (together they match every path once),
+# each slice cut down to the few fields the accounting reads before the next is fetched.
+REQUEST_LOG_SLICES = ("[0-1]$", "[2-3]$", "[4-5]$", "[6-7]$", "[8-9]$", "[a-b]$", "[c]$", "[d-f]$", "[^0-9a-f]$")
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,7 @@ class SoakPlan:
 
     minutes: float
     seed: int = 17
+    limit: float | None = None  # the limited phase's requests per second (``--rate-limit``); None: RATE_LIMIT; 0: off
     in_flight: int = 60  # target; at least 50 must be in flight at every sample
     min_in_flight: int = 50
     rates: dict[str, float] = field(
@@ -66,6 +80,11 @@ class SoakPlan:
     @property
     def poll_seconds(self) -> float:
         return 5.0 if self.minutes < 30 else 10.0
+
+    @property
+    def rate_limit(self) -> float:
+        """Requests per second per token in the limited phase (0: no phase): ``--rate-limit``, else ``RATE_LIMIT``."""
+        return RATE_LIMIT if self.limit is None else self.limit
 
     @property
     def sync_every(self) -> float:
@@ -261,6 +280,21 @@ class SoakDeployment:
 
     def sandbox(self, path: str) -> Any:
         return self.c.sandbox("GET", path)
+
+    def requests(self) -> tuple[list[Request], dict[str, float]]:
+        """Every /v1 request the sandbox logged, oldest first, in the accounting's few fields; and how much was
+        read (entries, MB of JSON in all, MB of the largest slice): ``REQUEST_LOG_SLICES``."""
+        found: list[Request] = []
+        sizes = []
+        for pattern in REQUEST_LOG_SLICES:
+            url = f"{self.c.sandbox_url}/_sandbox/requests?path={urllib.parse.quote(pattern)}"
+            with urllib.request.urlopen(url, timeout=120) as answer:
+                raw = answer.read()
+            sizes.append(len(raw) / 1e6)
+            found += [Request.of(entry) for entry in json.loads(raw)["data"]]
+            del raw
+        found.sort(key=lambda request: request.at)
+        return found, {"entries": len(found), "mb": sum(sizes), "largest_mb": max(sizes)}
 
     def asset_events(self, asset: str) -> list[dict[str, Any]]:
         return _pages(self.c, f"/assets/events?name_pattern={asset}&order_by=timestamp", "asset_events")
