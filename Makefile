@@ -54,8 +54,9 @@ e2e: install
 	fi
 	cd tools/e2e && ../../$(BIN)/python run.py --executor $(EXECUTOR) --airflow "$(AIRFLOW)" --uv ../../$(UV)
 
-# Benchmarks (bench/README.md): import cost, a 1 GiB download (to disk and to S3), thousands of waits in one triggerer loop.
-# Writes bench/results/; about 15 minutes. The full triggerer run (longer windows): bench/triggerer.py.
+# Benchmarks (bench/README.md): import cost, a 1 GiB download (to disk and to S3), thousands of waits in one triggerer loop,
+# and waits on one token under a rate limit. Writes bench/results/; about 20 minutes. Longer windows:
+# bench/triggerer.py and bench/ratelimit.py without --quick.
 bench: install
 	$(BIN)/python bench/imports.py
 	$(BIN)/python bench/download.py
