@@ -234,7 +234,10 @@ class RateLimiter:
             # A refusal while nobody waits for a turn is not about this process's pace (another process on the
             # token, a proxy): it pauses, and cuts nothing; else random refusals would ratchet the pace down.
             binding = now - self._last_delayed < BINDING_SECONDS
-            if sent_at >= self._episode_at and not (self.throttled and not binding):
+            # With the headers' window known, the headers pace (and pause at Remaining 0, which counts the other
+            # processes on the token too): a refusal pauses but sets no ceiling of its own below theirs.
+            headers_pace = self._window is not None and self._header_cap is not None
+            if sent_at >= self._episode_at and not (self.throttled and (not binding or headers_pace)):
                 if self.throttled:
                     self._regrow(now)
                     quick = now - self._probe_from < QUICK_REFUSAL_SECONDS

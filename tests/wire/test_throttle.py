@@ -263,3 +263,18 @@ def test_the_expected_wait_counts_the_queue_and_the_pause() -> None:
     for _ in range(97):
         limiter.take_turn(T0 + 0.6)
     assert limiter.expected_wait(T0 + 0.6) == pytest.approx(0.9 + 1.0, abs=0.05)
+
+
+def test_with_the_window_known_a_refusal_pauses_but_the_headers_keep_the_pace() -> None:
+    """Other processes on the token make the platform refuse some of this one's requests: the headers already
+    count them (Remaining), so the pace stays theirs instead of falling to whatever pace a refusal came at."""
+    limiter = RateLimiter("x")
+    reset = float(int(time.time()) + 1)
+    limiter.answered(200, _headers(3, 0, reset), T0)
+    limiter.answered(200, _headers(3, 2, reset + 1), T0 + 1)
+    now = T0 + 1.1
+    for turn in [limiter.take_turn(now) for _ in range(10)]:  # a queue: the pace binds
+        assert turn is not None
+        now = go(limiter, turn, now)
+        limiter.refused(1.0, sent_at=now, now=now, max_pause=120)
+    assert limiter.snapshot()["rate"] == pytest.approx(0.95 * 3, rel=0.01)
