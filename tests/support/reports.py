@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +55,27 @@ def raw_download(sandbox: SandboxServer, report_id: str) -> httpx.Response:
 def files_under(folder: Path) -> list[str]:
     """Every file below ``folder`` (hidden ones too), relative, sorted."""
     return sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+
+
+@contextlib.contextmanager
+def advance_after_first_answer(sandbox: SandboxServer, path: str, seconds: float) -> Iterator[None]:
+    """Move the sandbox clock ``seconds`` forward once the first request for ``path`` has been answered.
+
+    Makes "the first poll sees the old state, a later one the new" independent of how long a DAG run takes
+    to start on a busy machine. The watching thread is joined on exit.
+    """
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(0.01):
+            if any(entry.path == path and entry.status for entry in sandbox.state.requests):
+                sandbox.state.advance(seconds)
+                return
+
+    watcher = threading.Thread(target=watch, name=f"advance after {path}")
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
