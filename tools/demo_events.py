@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import runpy
+import secrets
 import subprocess
 import sys
 import time
@@ -55,8 +56,11 @@ def as_the_triggerer_builds_it(store: DictStateStore) -> Any:
     return trigger
 
 
-async def watch(trigger: Any, sandbox_url: str, seconds: float, start_sync: bool) -> list[dict[str, Any]]:
-    """Run the trigger for ``seconds`` (starting a sync after its first poll if asked); its event payloads."""
+async def watch(
+    trigger: Any, sandbox_url: str, seconds: float, start_sync: bool, admin_token: str = ""
+) -> list[dict[str, Any]]:
+    """Run the trigger for ``seconds`` (starting a sync after its first poll if asked, through the sandbox's
+    control route with its ``admin_token``); its event payloads."""
     payloads: list[dict[str, Any]] = []
 
     async def drain() -> None:
@@ -67,7 +71,7 @@ async def watch(trigger: Any, sandbox_url: str, seconds: float, start_sync: bool
     task = asyncio.create_task(drain())
     await asyncio.sleep(trigger.poll_interval + 0.5)  # the first poll: it records the watermark
     if start_sync:
-        status = _post(f"{sandbox_url}/_sandbox/data-sources/{SOURCE}/sync", {"outcome": "synced"})
+        status = _post(f"{sandbox_url}/_sandbox/data-sources/{SOURCE}/sync", {"outcome": "synced"}, admin_token)
         print(f"    sandbox admin: started a sync of {SOURCE} at {status['last_attempt_at']}")
     await asyncio.sleep(seconds)
     if task.done():
@@ -84,7 +88,11 @@ def show_event_driven_start(env: dict[str, str], demo: Path) -> bool:
     print("  a quiet sandbox (no auto-sync), so only the sync started below can fire")
     log = (demo / "sandbox-events.log").open("w")
     command = [sys.executable, "-m", "airflow_provider_analytics.sandbox", "--port", "0", "--speed", "demo"]
-    sandbox = subprocess.Popen([*command, "--auto-sync", "0"], stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+    admin_token = secrets.token_urlsafe(32)  # what the sandbox's control routes take (not an API token)
+    sandbox_env = {**env, "ANALYTICS_SANDBOX_ADMIN_TOKEN": admin_token}
+    sandbox = subprocess.Popen(
+        [*command, "--auto-sync", "0"], stdout=subprocess.PIPE, stderr=log, text=True, env=sandbox_env
+    )
     assert sandbox.stdout is not None
     connection = sandbox.stdout.readline().strip()
     saved = os.environ.get("AIRFLOW_CONN_ANALYTICS_DEFAULT")
@@ -94,7 +102,9 @@ def show_event_driven_start(env: dict[str, str], demo: Path) -> bool:
         store = DictStateStore()
         print("  SIMULATED: the asset state store is a dict here (the triggerer keeps it in Airflow's database)")
         print("  1. the watcher starts, records the current sync as its watermark, then a sync completes:")
-        first = asyncio.run(watch(as_the_triggerer_builds_it(store), url, 8.0, start_sync=True))
+        first = asyncio.run(
+            watch(as_the_triggerer_builds_it(store), url, 8.0, start_sync=True, admin_token=admin_token)
+        )
         print(f"     {len(first)} event(s); watermark stored: {json.dumps(store.values)}")
         print("  2. a triggerer restart: a fresh trigger from the stored kwargs, the same state store:")
         again = asyncio.run(watch(as_the_triggerer_builds_it(store), url, 5.0, start_sync=False))
@@ -152,9 +162,8 @@ def _last_xcom(dag_id: str, task_id: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _post(url: str, body: Any) -> Any:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
-    )
+def _post(url: str, body: Any, admin_token: str) -> Any:
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {admin_token}"}
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers=headers)
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())

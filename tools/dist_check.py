@@ -24,6 +24,7 @@ import argparse
 import ast
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tarfile
@@ -238,16 +239,18 @@ class DistCheck:
 
     def check_sandbox_serves(self, bin_dir: Path) -> None:
         """Start the sandbox, call it through the installed hook, check the User-Agent, stop it by pid."""
-        env = self.airflow_env("full")
+        # The admin token fixed for the sandbox and read back by the probe, as a user's script does.
+        env = {**self.airflow_env("full"), "ANALYTICS_SANDBOX_ADMIN_TOKEN": secrets.token_urlsafe(32)}
         log = self.work / "sandbox.stderr"
         with sandbox(bin_dir / "python", "--speed", "fast", cwd=self.work, env=env, log=log) as (pid, connection):
             probe = textwrap.dedent(
                 f"""
-                import httpx, json
+                import httpx, json, os
                 from {PACKAGE}.hooks.analytics import AnalyticsHook
                 with AnalyticsHook() as hook:  # reads AIRFLOW_CONN_ANALYTICS_DEFAULT
                     next(iter(hook.list_workflows()))
-                log = httpx.get({json.loads(connection)["host"]!r} + "/_sandbox/requests").json()["data"]
+                admin = {{"Authorization": "Bearer " + os.environ["ANALYTICS_SANDBOX_ADMIN_TOKEN"]}}
+                log = httpx.get({json.loads(connection)["host"]!r} + "/_sandbox/requests", headers=admin).json()["data"]
                 agents = {{entry["headers"]["user-agent"] for entry in log if entry["path"].startswith("/v1/")}}
                 print(json.dumps(sorted(agents)))
                 """

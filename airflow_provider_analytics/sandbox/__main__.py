@@ -1,6 +1,7 @@
 """``python -m airflow_provider_analytics.sandbox``: run a sandbox until interrupted.
 
-Prints the Airflow connection for it (as JSON, and as an ``export`` line for a shell) on start.
+Prints the Airflow connection for it (as JSON, and as an ``export`` line for a shell) and its admin token (an
+``export ANALYTICS_SANDBOX_ADMIN_TOKEN=...`` line) on start; listening beyond loopback, a warning too.
 Without the ``sandbox`` extra it prints what to install and exits with status 2, so the server's
 modules are imported only once the extra is known to be there.
 """
@@ -10,6 +11,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import errno
+import logging
+import os
+import shlex
 import signal
 import sys
 import threading
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING
 from airflow_provider_analytics.sandbox import SandboxDependencyError, require_dependencies
 from airflow_provider_analytics.sandbox.domain.config import MAX_GENERATED_ROWS
 from airflow_provider_analytics.sandbox.domain.rate_limits import per_second_problem
+from airflow_provider_analytics.sandbox.domain.tokens import ADMIN_TOKEN_ENV_VAR, token_problem
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.sandbox.domain.config import SandboxConfig, Timings
@@ -39,7 +44,12 @@ def _parser() -> argparse.ArgumentParser:
             "synthetic rows; larger files need several reports."
         ),
     )
-    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to listen on (default 127.0.0.1); any other warns that whoever reaches the port can use "
+        "the API tokens",
+    )
     parser.add_argument(
         "--port",
         type=_port,
@@ -72,6 +82,16 @@ def _parser() -> argparse.ArgumentParser:
             help=f"how long {article} {kind} takes ({what}), to rehearse restarts and kills during long waits",
         )
     parser.add_argument("--no-seed", action="store_true", help="start with empty workspaces")
+    parser.add_argument(
+        "--admin-token",
+        type=_admin_token,
+        default=None,
+        metavar="TOKEN",
+        help=(
+            "the credential the /_sandbox control routes require (Authorization: Bearer TOKEN), never an API token; "
+            f"default: ${ADMIN_TOKEN_ENV_VAR} if set, else a random one. Printed at start either way"
+        ),
+    )
     parser.add_argument(
         "--work-seconds",
         type=_range,
@@ -197,6 +217,42 @@ def _not_negative(text: str) -> float:
     return value
 
 
+def _admin_token(text: str) -> str:
+    problem = token_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{problem}")
+    return text
+
+
+def _chosen_admin_token(options: argparse.Namespace, parser: argparse.ArgumentParser) -> str | None:
+    """``--admin-token``, else a non-empty ``ANALYTICS_SANDBOX_ADMIN_TOKEN``, else None (a random one)."""
+    if options.admin_token is not None:
+        return str(options.admin_token)
+    from_env = os.environ.get(ADMIN_TOKEN_ENV_VAR, "")
+    if not from_env:
+        return None
+    problem = token_problem(from_env)
+    if problem is not None:
+        parser.error(f"{ADMIN_TOKEN_ENV_VAR} {problem}")
+    return from_env
+
+
+class _WarningLines(logging.StreamHandler):  # type: ignore[type-arg]
+    """The sandbox's warnings (listening beyond loopback) and errors, as ``# WARNING: ...`` lines on stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+        self.setFormatter(logging.Formatter("# %(levelname)s: %(message)s"))
+        self.setLevel(logging.WARNING)
+
+
+def _show_warnings_on_stderr() -> None:
+    sandbox_logger = logging.getLogger("airflow_provider_analytics.sandbox")
+    for earlier in [handler for handler in sandbox_logger.handlers if isinstance(handler, _WarningLines)]:
+        sandbox_logger.removeHandler(earlier)  # main() run again in one process: one line per warning
+    sandbox_logger.addHandler(_WarningLines())
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -230,7 +286,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     :param argv: command-line arguments (default: ``sys.argv[1:]``).
     """
-    options = _parser().parse_args(argv)
+    parser = _parser()
+    options = parser.parse_args(argv)
+    admin_token = _chosen_admin_token(options, parser)
     try:
         require_dependencies()
     except SandboxDependencyError as error:
@@ -238,7 +296,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from airflow_provider_analytics.sandbox.http.server import SandboxServer
 
-    server = SandboxServer(_config(options), options.host, options.port)
+    config = _config(options)
+    try:
+        server = SandboxServer(config, options.host, options.port, admin_token=admin_token)
+    except ValueError as error:  # an admin token that is also an API token
+        parser.error(f"--admin-token/{ADMIN_TOKEN_ENV_VAR}: {error}")
+    _show_warnings_on_stderr()
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -261,7 +324,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     connection = server.connection_json()
     print(connection)
     print(f"export AIRFLOW_CONN_ANALYTICS_DEFAULT='{connection}'")
-    print(f"# sandbox at {server.base_url} (UI: {server.base_url}/ui); Ctrl+C stops it", file=sys.stderr)
+    print(f"export {ADMIN_TOKEN_ENV_VAR}={shlex.quote(server.admin_token)}")
+    print(
+        f"# sandbox at {server.base_url} (UI: {server.base_url}/ui), API token {server.token}, admin token for "
+        f"{server.base_url}/_sandbox: {server.admin_token} (Authorization: Bearer <admin token>); Ctrl+C stops it",
+        file=sys.stderr,
+    )
     sys.stdout.flush()
     try:
         while not stop.wait(0.5):

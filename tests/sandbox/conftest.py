@@ -11,6 +11,7 @@ from airflow_provider_analytics.sandbox.config import SandboxConfig
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.support.context import every_state_lasting
+from tests.support.names import admin_headers
 
 
 @pytest.fixture
@@ -21,6 +22,14 @@ def client(analytics_sandbox: SandboxServer) -> Iterator[httpx.Client]:
         headers={"Authorization": f"Bearer {analytics_sandbox.token}"},
         timeout=10,
     ) as http:
+        yield http
+
+
+@pytest.fixture
+def admin(analytics_sandbox: SandboxServer) -> Iterator[httpx.Client]:
+    """An httpx client for the same sandbox with its admin token: the one credential of the ``/_sandbox`` routes."""
+    headers = admin_headers(analytics_sandbox)
+    with httpx.Client(base_url=analytics_sandbox.base_url, headers=headers, timeout=10) as http:
         yield http
 
 

@@ -142,23 +142,23 @@ def test_request_log_records_what_was_received(client: httpx.Client, state: Sand
     assert state.requests == []
 
 
-def test_admin_endpoints(analytics_sandbox: SandboxServer, client: httpx.Client) -> None:
-    base = f"{analytics_sandbox.base_url}/_sandbox"
+def test_admin_endpoints(analytics_sandbox: SandboxServer, client: httpx.Client, admin: httpx.Client) -> None:
     # Long enough that the execution cannot finish by itself between these calls on a loaded machine.
     analytics_sandbox.state.set_timings(Timings(execution_queued=1, execution_running=2))
-    assert httpx.get(f"{base}/health").json()["ok"] is True
+    assert admin.get("/_sandbox/health").json()["ok"] is True
     client.post("/v1/workflows/wf_churn_scoring/execute", json={})
-    assert len(httpx.get(f"{base}/requests").json()["data"]) == 1
-    assert httpx.get(f"{base}/executions").json()["data"][0]["status"] in ("queued", "running")
-    assert httpx.post(f"{base}/clock/advance", json={"seconds": 5}).status_code == 200
-    assert httpx.get(f"{base}/executions").json()["data"][0]["status"] == "succeeded"
-    sync = httpx.post(f"{base}/data-sources/ds_warehouse/sync", json={"outcome": "failed"}).json()
+    assert len(admin.get("/_sandbox/requests").json()["data"]) == 1
+    assert admin.get("/_sandbox/executions").json()["data"][0]["status"] in ("queued", "running")
+    assert admin.post("/_sandbox/clock/advance", json={"seconds": 5}).status_code == 200
+    assert admin.get("/_sandbox/executions").json()["data"][0]["status"] == "succeeded"
+    sync = admin.post("/_sandbox/data-sources/ds_warehouse/sync", json={"outcome": "failed"}).json()
     assert sync["status"] == "pending"
-    assert httpx.post(f"{base}/faults", json={"kind": "status", "code": 503, "path": "/v1/charts"}).status_code == 201
+    fault = {"kind": "status", "code": 503, "path": "/v1/charts"}
+    assert admin.post("/_sandbox/faults", json=fault).status_code == 201
     assert client.get("/v1/charts").status_code == 503
-    assert httpx.post(f"{base}/faults", json={"kind": "status", "code": 200}).status_code == 422
-    assert httpx.post(f"{base}/reset").status_code == 200
-    assert httpx.get(f"{base}/executions").json()["data"] == []
+    assert admin.post("/_sandbox/faults", json={"kind": "status", "code": 200}).status_code == 422
+    assert admin.post("/_sandbox/reset").status_code == 200
+    assert admin.get("/_sandbox/executions").json()["data"] == []
 
 
 def test_ui_pages_resolve(analytics_sandbox: SandboxServer, client: httpx.Client) -> None:

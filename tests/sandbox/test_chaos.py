@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from airflow_provider_analytics.sandbox.config import SandboxConfig
 from airflow_provider_analytics.sandbox.faults.chaos import ChaosConfig
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from tests.support.names import EXECUTE_PATH
+from tests.support.names import EXECUTE_PATH, admin_headers
 
 # High rates so that a few dozen requests meet every kind; slow answers come after 2 s, a client gives up after
 # 1 s (a normal answer takes milliseconds, even on a busy machine).
@@ -31,6 +32,11 @@ def chaotic(timeout: float = CLIENT_TIMEOUT, **settings: object) -> Iterator[tup
         ) as client,
     ):
         yield client, server
+
+
+def control(client: httpx.Client, server: SandboxServer, name: str) -> Any:
+    """``GET /_sandbox/<name>`` with the server's admin token."""
+    return client.get(f"/_sandbox/{name}", headers=admin_headers(server)).json()
 
 
 def outcomes(client: httpx.Client, count: int) -> list[str]:
@@ -60,10 +66,11 @@ def test_the_same_seed_gives_the_same_sequence_of_faults() -> None:
 
 
 def test_every_injected_fault_is_recorded_with_its_request() -> None:
-    with chaotic(seed=3, **NOISY) as (client, _):
+    with chaotic(seed=3, **NOISY) as (client, server):
         seen = outcomes(client, 60)
-        chaos = client.get("/_sandbox/chaos").json()
-        requests = {r["request_id"]: r for r in client.get("/_sandbox/requests").json()["data"]}
+        chaos = control(client, server, "chaos")
+        logged = control(client, server, "requests")["data"]
+        requests = {r["request_id"]: r for r in logged}
     counts = chaos["counts"]
     assert counts.get("rate_limited", 0) == seen.count("429")
     assert counts.get("server_error", 0) == sum(seen.count(code) for code in ("500", "502", "503"))
@@ -79,16 +86,16 @@ def test_every_injected_fault_is_recorded_with_its_request() -> None:
 
 
 def test_chaos_is_off_without_a_seed() -> None:
-    with chaotic(**NOISY) as (client, _):
+    with chaotic(**NOISY) as (client, server):
         assert outcomes(client, 30) == ["200"] * 30
-        assert client.get("/_sandbox/chaos").json()["counts"] == {}
+        assert control(client, server, "chaos")["counts"] == {}
 
 
 def test_a_reset_post_was_processed_then_its_answer_dropped() -> None:
-    with chaotic(seed=1, reset=1.0) as (client, _):
+    with chaotic(seed=1, reset=1.0) as (client, server):
         with pytest.raises(httpx.TransportError):
             client.post(EXECUTE_PATH, json={}, headers={"Idempotency-Key": "chaos-reset"})
-        executions = client.get("/_sandbox/executions").json()["data"]
+        executions = control(client, server, "executions")["data"]
     assert len(executions) == 1  # the client never heard, but the platform started it
 
 
@@ -96,12 +103,12 @@ def test_a_reset_download_is_cut_short() -> None:
     with chaotic(seed=1, reset=1.0) as (client, server):
         with pytest.raises(httpx.TransportError):
             client.post("/v1/reports", json={"dashboard_ids": ["db_sales"], "format": "csv"})
-        [report] = client.get("/_sandbox/reports").json()["data"]
+        [report] = control(client, server, "reports")["data"]
         server.state.advance(60)
         with pytest.raises(httpx.TransportError), client.stream("GET", f"/v1/reports/{report['id']}/download") as cut:
             cut.read()
-        kinds = [fault["kind"] for fault in client.get("/_sandbox/chaos").json()["data"]]
-        statuses = [request["status"] for request in client.get("/_sandbox/requests").json()["data"]]
+        kinds = [fault["kind"] for fault in control(client, server, "chaos")["data"]]
+        statuses = [request["status"] for request in control(client, server, "requests")["data"]]
     assert kinds == ["reset", "reset"]
     assert statuses == [0, 200]  # the POST's answer dropped; the download's headers sent, its body cut
 
@@ -119,8 +126,8 @@ def work(seed: int) -> list[tuple[str, float]]:
         for _ in range(10):
             client.post("/v1/reports", json={"dashboard_ids": ["db_sales"], "format": "csv"})
         server.state.advance(25)
-        executions = client.get("/_sandbox/executions").json()["data"]
-        reports = client.get("/_sandbox/reports").json()["data"]
+        executions = control(client, server, "executions")["data"]
+        reports = control(client, server, "reports")["data"]
     ended = [(e["status"], (parse(e["finished_at"]) - parse(e["created_at"])).total_seconds()) for e in executions]
     assert all(e["error"]["type"] == "chaos" for e in executions if e["status"] == "failed")
     return ended + [(r["status"], (parse(r["completed_at"]) - parse(r["created_at"])).total_seconds()) for r in reports]

@@ -12,6 +12,15 @@ from typing import Any
 import httpx
 
 from airflow_provider_analytics.sandbox.server import SandboxServer
+from tests.support.names import admin_headers
+
+ADMIN_TOKEN_EXPORT = "export ANALYTICS_SANDBOX_ADMIN_TOKEN="
+
+
+def admin_token_line(line: str) -> str:
+    """The admin token from the command line's third printed line (``export ANALYTICS_SANDBOX_ADMIN_TOKEN=...``)."""
+    assert line.startswith(ADMIN_TOKEN_EXPORT), line
+    return line.strip().removeprefix(ADMIN_TOKEN_EXPORT)
 
 
 def test_cli_prints_connection_and_serves() -> None:
@@ -22,12 +31,18 @@ def test_cli_prints_connection_and_serves() -> None:
             connection = json.loads(process.stdout.readline())
             export_line = process.stdout.readline().strip()
             assert export_line == f"export AIRFLOW_CONN_ANALYTICS_DEFAULT='{json.dumps(connection)}'"
+            admin_token = admin_token_line(process.stdout.readline())
             assert connection["conn_type"] == "analytics"
             assert connection["extra"] == {"ui_url": f"{connection['host']}/ui"}
             response = httpx.get(
                 f"{connection['host']}/v1/workflows", headers={"Authorization": f"Bearer {connection['password']}"}
             )
             assert response.status_code == 200
+            assert admin_token not in (connection["password"], "sandbox-token-limited")
+            health = httpx.get(
+                f"{connection['host']}/_sandbox/health", headers={"Authorization": f"Bearer {admin_token}"}
+            )
+            assert health.status_code == 200
         finally:
             process.send_signal(signal.SIGTERM)
             assert process.wait(timeout=15) == 0
@@ -42,12 +57,14 @@ def test_cli_rate_limit_without_headers() -> None:
         try:
             assert process.stdout is not None
             connection = json.loads(process.stdout.readline())
+            process.stdout.readline()
+            admin = {"Authorization": f"Bearer {admin_token_line(process.stdout.readline())}"}
             headers = {"Authorization": f"Bearer {connection['password']}"}
             with httpx.Client(base_url=connection["host"], headers=headers) as client:
                 answers = [client.get("/v1/charts")]
                 while answers[-1].status_code != 429 and len(answers) < 10:  # 1/s: the second in a second is refused
                     answers.append(client.get("/v1/charts"))
-                stats = client.get("/_sandbox/rate-limit").json()
+                stats = client.get("/_sandbox/rate-limit", headers=admin).json()
             assert answers[-1].status_code == 429
             assert all(answer.headers["retry-after"] == "1" for answer in answers if answer.status_code == 429)
             assert not [name for answer in answers for name in answer.headers if name.startswith("x-ratelimit-")]
@@ -69,7 +86,7 @@ def test_server_context_manager_and_custom_token() -> None:
     with SandboxServer() as server:
         assert server.base_url.startswith("http://127.0.0.1:")
         assert json.loads(server.connection_json(token="sandbox-token-limited"))["password"] == "sandbox-token-limited"
-        assert httpx.get(f"{server.base_url}/_sandbox/health").status_code == 200
+        assert httpx.get(f"{server.base_url}/_sandbox/health", headers=admin_headers(server)).status_code == 200
         port = server.port
     try:
         httpx.get(f"http://127.0.0.1:{port}/_sandbox/health", timeout=1)

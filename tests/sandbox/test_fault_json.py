@@ -11,22 +11,18 @@ import httpx
 import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
-from airflow_provider_analytics.sandbox.server import SandboxServer
+
+FAULTS = "/_sandbox/faults"
 
 
-@pytest.fixture
-def admin(analytics_sandbox: SandboxServer) -> str:
-    return f"{analytics_sandbox.base_url}/_sandbox/faults"
-
-
-def inject(admin: str, fault: dict[str, Any]) -> dict[str, Any]:
-    response = httpx.post(admin, json=fault)
+def inject(admin: httpx.Client, fault: dict[str, Any]) -> dict[str, Any]:
+    response = admin.post(FAULTS, json=fault)
     assert response.status_code == 201, response.text
     shown: dict[str, Any] = response.json()["fault"]
     return shown
 
 
-def test_respond_from_json(admin: str, client: httpx.Client) -> None:
+def test_respond_from_json(admin: httpx.Client, client: httpx.Client) -> None:
     shown = inject(
         admin,
         {"kind": "respond", "code": 302, "path": "/charts$", "headers": {"Location": "/login", "Retry-After": "²"},
@@ -44,7 +40,7 @@ def test_respond_from_json(admin: str, client: httpx.Client) -> None:
     assert (text.content, text.headers["x-a"]) == ("naïve".encode(), "1, 2")
 
 
-def test_stream_from_json(admin: str, client: httpx.Client) -> None:
+def test_stream_from_json(admin: httpx.Client, client: httpx.Client) -> None:
     shown = inject(
         admin,
         {"kind": "stream", "code": 200, "prefix": '{"data": ["', "chunk_b64": base64.b64encode(b"xy").decode(),
@@ -55,14 +51,14 @@ def test_stream_from_json(admin: str, client: httpx.Client) -> None:
     response = client.get("/v1/charts")
     assert response.headers["transfer-encoding"] == "chunked"
     assert response.json() == {"data": ["xyxyxy"]}
-    remaining = httpx.get(admin).json()["data"]
+    remaining = admin.get(FAULTS).json()["data"]
     assert [(fault["kind"], fault["remaining"]) for fault in remaining] == [("stream", 1)]
     assert client.get("/v1/charts").json() == {"data": ["xyxyxy"]}
     inject(admin, {"kind": "stream", "chunk": "a", "chunk_count": 2, "content_length": 2})
     assert client.get("/v1/dashboards").headers["content-length"] == "2"
 
 
-def test_gzip_from_json(admin: str, client: httpx.Client) -> None:
+def test_gzip_from_json(admin: httpx.Client, client: httpx.Client) -> None:
     assert inject(admin, {"kind": "gzip", "force": True, "path": "/charts$"})["force"] is True
     with client.stream("GET", "/v1/charts", headers={"Accept-Encoding": "identity"}) as response:
         raw = b"".join(response.iter_raw())
@@ -70,7 +66,7 @@ def test_gzip_from_json(admin: str, client: httpx.Client) -> None:
     assert len(json.loads(gzip.decompress(raw))["data"]) == 6
 
 
-def test_headers_from_json(admin: str, client: httpx.Client) -> None:
+def test_headers_from_json(admin: httpx.Client, client: httpx.Client) -> None:
     shown = inject(admin, {"kind": "headers", "set": {"ETag": 'W/"abc"'}, "remove": ["X-Request-Id"]})
     assert (shown["set"], shown["remove"]) == ({"ETag": 'W/"abc"'}, ["x-request-id"])
     response = client.get("/v1/dashboards")
@@ -79,7 +75,7 @@ def test_headers_from_json(admin: str, client: httpx.Client) -> None:
     assert len(response.json()["data"]) == 3
 
 
-def test_pages_from_json(admin: str, client: httpx.Client) -> None:
+def test_pages_from_json(admin: httpx.Client, client: httpx.Client) -> None:
     fault = {"kind": "pages", "cycle": 2, "items": [{"id": "wf_1"}], "extra": {"total": 9}, "times": 3}
     shown = inject(admin, fault)
     assert (shown["cycle"], shown["items"], shown["extra"]) == (2, [{"id": "wf_1"}], {"total": 9})
@@ -127,10 +123,10 @@ def test_from_json_equals_the_constructors() -> None:
         ({"kind": "pages", "times": 0}, "times"),
     ],
 )
-def test_invalid_hostile_faults_are_refused(admin: str, fault: dict[str, Any], problem: str) -> None:
+def test_invalid_hostile_faults_are_refused(admin: httpx.Client, fault: dict[str, Any], problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         Fault.from_json(fault)
-    response = httpx.post(admin, json=fault)
+    response = admin.post(FAULTS, json=fault)
     assert response.status_code == 422
     assert problem in response.json()["error"]["message"]
-    assert httpx.get(admin).json()["data"] == []
+    assert admin.get(FAULTS).json()["data"] == []

@@ -19,6 +19,7 @@ from airflow_provider_analytics.sandbox.config import LIMITED_TOKEN, SandboxConf
 from airflow_provider_analytics.sandbox.pytest_plugin import MARKER, marker_rate_limit
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.sandbox.test_basics import assert_contract_error
+from tests.support.names import admin_headers
 
 RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
 
@@ -138,23 +139,23 @@ def test_a_fractional_limit_uses_whole_second_windows(client: httpx.Client) -> N
     assert all(answer.headers["retry-after"] in ("1", "2") for answer in answers if answer.status_code == 429)
 
 
-def test_the_admin_route_turns_the_limit_on_and_off(client: httpx.Client) -> None:
-    initial = client.get("/_sandbox/rate-limit")
+def test_the_admin_route_turns_the_limit_on_and_off(client: httpx.Client, admin: httpx.Client) -> None:
+    initial = admin.get("/_sandbox/rate-limit")
     assert initial.json() == {"per_second": None, "headers": True, "allowed": 0, "refused": 0}
-    changed = client.post("/_sandbox/rate-limit", json={"per_second": 3, "headers": True})
+    changed = admin.post("/_sandbox/rate-limit", json={"per_second": 3, "headers": True})
     assert changed.status_code == 200
     assert changed.json() == {"per_second": 3, "headers": True, "allowed": 0, "refused": 0}
     answers = burst(client, 6)
     assert_fixed_windows(answers, 3)
-    counted = client.get("/_sandbox/rate-limit").json()
+    counted = admin.get("/_sandbox/rate-limit").json()
     assert (counted["allowed"], counted["refused"]) == (
         sum(a.status_code == 200 for a in answers),
         sum(a.status_code == 429 for a in answers),
     )
-    off = client.post("/_sandbox/rate-limit", json={"per_second": None})
+    off = admin.post("/_sandbox/rate-limit", json={"per_second": None})
     assert off.json() == {**counted, "per_second": None}
     assert {answer.status_code for answer in burst(client, 10)} == {200}
-    assert client.get("/_sandbox/rate-limit").json() == off.json()  # nothing counted while off
+    assert admin.get("/_sandbox/rate-limit").json() == off.json()  # nothing counted while off
 
 
 @pytest.mark.parametrize(
@@ -171,15 +172,15 @@ def test_the_admin_route_turns_the_limit_on_and_off(client: httpx.Client) -> Non
         ('{"per_second": 5, "burst": 10}', {"burst"}),
     ],
 )
-def test_the_admin_route_refuses_bad_values(client: httpx.Client, body: str, fields: set[str]) -> None:
-    answer = client.post("/_sandbox/rate-limit", content=body, headers={"Content-Type": "application/json"})
+def test_the_admin_route_refuses_bad_values(admin: httpx.Client, body: str, fields: set[str]) -> None:
+    answer = admin.post("/_sandbox/rate-limit", content=body, headers={"Content-Type": "application/json"})
     assert admin_error(answer, 422)["details"]["fields"].keys() == fields
-    assert client.get("/_sandbox/rate-limit").json()["per_second"] is None
+    assert admin.get("/_sandbox/rate-limit").json()["per_second"] is None
 
 
-def test_the_admin_route_wants_a_json_object(client: httpx.Client) -> None:
-    admin_error(client.post("/_sandbox/rate-limit", content="[1]"), 422)
-    admin_error(client.post("/_sandbox/rate-limit", content="{"), 400)
+def test_the_admin_route_wants_a_json_object(admin: httpx.Client) -> None:
+    admin_error(admin.post("/_sandbox/rate-limit", content="[1]"), 422)
+    admin_error(admin.post("/_sandbox/rate-limit", content="{"), 400)
 
 
 @pytest.mark.analytics_sandbox(rate_limit=7, rate_limit_headers=False)
@@ -208,7 +209,7 @@ def test_reset_restores_the_configuration_and_zeroes_the_counters() -> None:
         assert "x-ratelimit-limit" not in burst(client, 1, server.token)[0].headers
         server.set_rate_limit(1)
         assert burst(client, 1, server.token)[0].headers["x-ratelimit-limit"] == "1"
-        assert client.post("/_sandbox/reset").status_code == 200
+        assert client.post("/_sandbox/reset", headers=admin_headers(server)).status_code == 200
         assert server.rate_limit_stats() == {"per_second": 50, "headers": False, "allowed": 0, "refused": 0}
         with pytest.raises(ValueError, match="per_second must be a finite number"):
             server.set_rate_limit(0)

@@ -3,6 +3,11 @@ headers, the sandbox server's own dependencies."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.sandbox.server import SandboxServer
+
 DISTRIBUTION = "airflow-provider-analytics"
 # What the sandbox server imports; a DAG file or a worker must never pay for them.
 SERVER_STACK = ("fastapi", "uvicorn", "starlette")
@@ -22,3 +27,8 @@ POLL = 0.1
 WAIT_MODES = ["poll", "defer"]
 
 JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def admin_headers(server: SandboxServer) -> dict[str, str]:
+    """The header that opens a sandbox's ``/_sandbox`` control routes: its admin token (never an API token)."""
+    return {"Authorization": f"Bearer {server.admin_token}"}

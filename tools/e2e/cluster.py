@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -128,6 +129,8 @@ class Cluster:
         self.logs.mkdir()
         self.exports = self.home / "exports"
         self.processes: dict[str, Process] = {}
+        # The sandbox's /_sandbox control routes take this, never an API token; handed to it at start.
+        self.sandbox_admin_token = secrets.token_urlsafe(32)
         names = ("api", "postgres", "sandbox", "redis", "worker_logs", "trigger_logs")
         self.ports = {name: free_port() for name in names}
         self.pg_data = self.home / "pg"
@@ -204,7 +207,8 @@ class Cluster:
     def _start_sandbox(self) -> None:
         argv = [sys.executable, "-m", "airflow_provider_analytics.sandbox", "--port", str(self.ports["sandbox"]),
                 *self.sandbox_args]  # fmt: skip
-        self.processes["sandbox"] = Process("sandbox", argv, dict(os.environ), self.logs)
+        env = {**os.environ, "ANALYTICS_SANDBOX_ADMIN_TOKEN": self.sandbox_admin_token}
+        self.processes["sandbox"] = Process("sandbox", argv, env, self.logs)
         wait_for("the sandbox answering", lambda: self.sandbox("GET", "/_sandbox/health"), 60)
 
     # --- Airflow --------------------------------------------------------------------------------
@@ -282,8 +286,15 @@ class Cluster:
         url = f"http://127.0.0.1:{self.ports['api']}{self.release.api}{path}"
         return _http(method, url, body, self.release.headers())
 
+    @property
+    def sandbox_admin_headers(self) -> dict[str, str]:
+        """What opens the sandbox's ``/_sandbox`` control routes: its admin token (not the API token)."""
+        return {"Authorization": f"Bearer {self.sandbox_admin_token}"}
+
     def sandbox(self, method: str, path: str, body: Any = None) -> Any:
-        return _http(method, f"{self.sandbox_url}{path}", body, {"Authorization": "Bearer sandbox-token"})
+        """Call the sandbox: a ``/_sandbox`` control route with the admin token, its ``/v1`` API with the API token."""
+        headers = {"Authorization": "Bearer sandbox-token"} if path.startswith("/v1/") else self.sandbox_admin_headers
+        return _http(method, f"{self.sandbox_url}{path}", body, headers)
 
 
 def _http(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:

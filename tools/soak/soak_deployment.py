@@ -288,7 +288,8 @@ class SoakDeployment:
         sizes = []
         for pattern in REQUEST_LOG_SLICES:
             url = f"{self.c.sandbox_url}/_sandbox/requests?path={urllib.parse.quote(pattern)}"
-            with urllib.request.urlopen(url, timeout=120) as answer:
+            request = urllib.request.Request(url, headers=self.c.sandbox_admin_headers)
+            with urllib.request.urlopen(request, timeout=120) as answer:
                 raw = answer.read()
             sizes.append(len(raw) / 1e6)
             found += [Request.of(entry) for entry in json.loads(raw)["data"]]

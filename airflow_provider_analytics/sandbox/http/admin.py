@@ -1,4 +1,10 @@
-"""``/_sandbox/...``: unauthenticated control endpoints for a sandbox running in another process."""
+"""``/_sandbox/...``: control endpoints for a sandbox running in another process, for its admin token only.
+
+The gateway (``gateway.py``) refuses every request under ``/_sandbox`` without ``Authorization: Bearer <admin
+token>`` before it reaches these routes, except :data:`OPEN_PATHS`: the generated OpenAPI page and document,
+which describe the routes, hold no secret and change nothing. The routes' security scheme below only
+describes that check in the OpenAPI document (the docs page's "Authorize" button); it checks nothing itself.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,8 @@ import json
 import re
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Security
+from fastapi.security import HTTPBearer
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -18,6 +25,25 @@ from airflow_provider_analytics.sandbox.domain.rate_limits import per_second_pro
 from airflow_provider_analytics.sandbox.domain.request_log import RecordedRequest
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
 from airflow_provider_analytics.sandbox.faults.kinds import Fault
+
+CONTROL_PREFIX = "/_sandbox"
+DOCS_URL = f"{CONTROL_PREFIX}/docs"
+OPENAPI_URL = f"{CONTROL_PREFIX}/openapi.json"
+# Readable without the admin token: they describe the routes, hold no secret and change nothing.
+OPEN_PATHS = frozenset({DOCS_URL, OPENAPI_URL})
+_DESCRIBED_SCHEME = HTTPBearer(
+    scheme_name="sandbox admin token",
+    description="The sandbox's admin token (not an API token): printed when the sandbox starts.",
+    auto_error=False,  # the gateway checks the token; this only puts the scheme in the OpenAPI document
+)
+
+
+def needs_admin_token(path: str) -> bool:
+    """Whether a request for ``path`` must carry the admin token: every control route, not the docs.
+
+    :param path: the request's path.
+    """
+    return (path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/")) and path not in OPEN_PATHS
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
@@ -50,12 +76,13 @@ def _request_json(entry: RecordedRequest) -> dict[str, Any]:
     }
 
 
-def build_router(state: SandboxState) -> APIRouter:
+def build_router(state: SandboxState, admin_token: str) -> APIRouter:
     """Control endpoints mirroring the Python controls of ``SandboxState``.
 
     :param state: the sandbox state.
+    :param admin_token: the sandbox's admin token (a rotation may not hand it out as an API token).
     """
-    router = APIRouter(prefix="/_sandbox")
+    router = APIRouter(prefix=CONTROL_PREFIX, dependencies=[Security(_DESCRIBED_SCHEME)])
 
     def ok(**extra: Any) -> JSONResponse:
         return JSONResponse({"ok": True, **extra})
@@ -96,6 +123,8 @@ def build_router(state: SandboxState) -> APIRouter:
             raise ApiError(422, "old and new must be strings")
         if isinstance(grace, bool) or not isinstance(grace, (int, float)):
             raise ApiError(422, "grace_seconds must be a number of seconds")
+        if new == admin_token:
+            raise ApiError(422, "new must not be the admin token: an API token is never the admin credential")
         try:
             token, expires = state.tokens.rotate(old, float(grace), state.now(), new)
         except ValueError as error:

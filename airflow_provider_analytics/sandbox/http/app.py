@@ -72,23 +72,24 @@ async def _unexpected_error(request: Request, error: Exception) -> Response:
     return _error_response(request, 500, "internal error")
 
 
-def create_app(state: SandboxState) -> ASGIApp:
+def create_app(state: SandboxState, admin_token: str) -> ASGIApp:
     """The ASGI application of one sandbox.
 
     :param state: the sandbox state the routes read and change.
+    :param admin_token: the credential the ``/_sandbox`` control routes require (never an API token).
     """
     api = FastAPI(
         title="Analytics Platform sandbox",
-        docs_url="/_sandbox/docs",
-        openapi_url="/_sandbox/openapi.json",
+        docs_url=admin.DOCS_URL,
+        openapi_url=admin.OPENAPI_URL,
         redoc_url=None,
     )
     for module in (workflows, charts, data_sources, dashboards, reports):
         api.include_router(module.build_router(state))
-    api.include_router(admin.build_router(state))
+    api.include_router(admin.build_router(state, admin_token))
     api.include_router(ui.build_router(state))
     api.add_exception_handler(ApiError, _api_error)
     api.add_exception_handler(RequestValidationError, _validation_error)
     api.add_exception_handler(StarletteHTTPException, _http_error)
     api.add_exception_handler(Exception, _unexpected_error)
-    return Gateway(api, state)
+    return Gateway(api, state, admin_token)

@@ -3,6 +3,9 @@
 It does what a platform's edge does before a route runs, in this order: log the request, apply an
 injected fault, refuse an oversized body, authenticate, rate-limit, and honour ``Idempotency-Key``.
 It also stamps every answer with ``X-Request-Id``, the rate-limit headers and deprecation headers.
+
+In front of the ``/_sandbox`` control routes it checks only the sandbox's admin token (``admin.py``): a request
+without it, with a wrong one or with an API token is answered 401 before any route runs.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import base64
 import hashlib
 import logging
+import secrets
 from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -28,12 +32,21 @@ from airflow_provider_analytics.sandbox.faults import hostile
 from airflow_provider_analytics.sandbox.faults.chaos import InjectedFault
 from airflow_provider_analytics.sandbox.faults.hostile import REWRITING_KINDS, ConnectionDropped
 from airflow_provider_analytics.sandbox.faults.kinds import ANSWERING_KINDS, Fault
+from airflow_provider_analytics.sandbox.http.admin import needs_admin_token
 from airflow_provider_analytics.sandbox.http.errors import DEFAULT_MESSAGES, error_body, new_request_id
 from airflow_provider_analytics.sandbox.routes.support import WORKSPACE_KEY
 
 REQUEST_ID_KEY = "sandbox.request_id"
 _PASS_THROUGH_PREFIXES = ("/_sandbox", "/ui")
 _WRONG_DIGEST = "sha-256=:" + base64.b64encode(hashlib.sha256(b"not this file").digest()).decode() + ":"
+ADMIN_REALM = "analytics-sandbox-admin"
+# Where the admin token is, in every 401 of a control route.
+ADMIN_TOKEN_HELP = (
+    "the /_sandbox control routes need 'Authorization: Bearer <admin token>' with the sandbox's admin token, "
+    "which is not an API token. The sandbox prints it when it starts (the line 'export "
+    "ANALYTICS_SANDBOX_ADMIN_TOKEN=...' and the '# sandbox at' line); it is fixed with --admin-token or the "
+    "ANALYTICS_SANDBOX_ADMIN_TOKEN environment variable, and in Python it is SandboxServer.admin_token"
+)
 logger = logging.getLogger(__name__)
 
 
@@ -46,13 +59,20 @@ class Gateway:
 
     :param app: the FastAPI application.
     :param state: the sandbox state.
+    :param admin_token: the credential of the ``/_sandbox`` control routes.
     """
 
-    def __init__(self, app: ASGIApp, state: SandboxState) -> None:
+    def __init__(self, app: ASGIApp, state: SandboxState, admin_token: str) -> None:
         self.app = app
         self.state = state
+        self._admin_token = admin_token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and needs_admin_token(scope["path"]):
+            problem = self._admin_problem(scope)
+            if problem is not None:
+                await _refuse(problem, receive, send)
+                return
         if scope["type"] != "http" or scope["path"].startswith(_PASS_THROUGH_PREFIXES):
             await self.app(scope, receive, send)
         elif _is_api_path(scope["path"]):
@@ -67,6 +87,36 @@ class Gateway:
                 await send(message)
 
             await self.app({**scope, REQUEST_ID_KEY: request_id}, receive, send_with_request_id)
+
+    def _admin_problem(self, scope: Scope) -> str | None:
+        """Why a control route's request is refused (its credential is not the admin token), or None."""
+        values = [value.decode("latin-1") for name, value in scope["headers"] if name.lower() == b"authorization"]
+        token = _bearer_token(values[0]) if len(values) == 1 else None
+        if token is None:
+            return "missing admin token" if not values else "the admin token goes in one 'Authorization: Bearer' header"
+        if secrets.compare_digest(token.encode("latin-1"), self._admin_token):
+            return None
+        if self.state.tokens.grant(token, self.state.now()) is not None:
+            return "an API token is not the admin token"
+        return "invalid admin token"
+
+
+async def _refuse(problem: str, receive: Receive, send: Send) -> None:
+    """Answer a control route's request 401 (its body read first, so the connection stays usable)."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+    request_id = new_request_id()
+    body = error_body(401, f"{problem}: {ADMIN_TOKEN_HELP}", request_id)
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", f'Bearer realm="{ADMIN_REALM}"'.encode()),
+        (b"x-request-id", request_id.encode()),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 class _Exchange:

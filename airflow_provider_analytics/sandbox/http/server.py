@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import socket
@@ -14,8 +15,11 @@ import uvicorn
 from airflow_provider_analytics.sandbox.domain.config import SandboxConfig
 from airflow_provider_analytics.sandbox.domain.rate_limits import RateLimitStats
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
+from airflow_provider_analytics.sandbox.domain.tokens import admin_token_problem, new_admin_token
 from airflow_provider_analytics.sandbox.faults.hostile import ConnectionDropped
 from airflow_provider_analytics.sandbox.http.app import create_app
+
+logger = logging.getLogger(__name__)
 
 
 class _HideDroppedConnections(logging.Filter):
@@ -47,17 +51,62 @@ def _install_log_filter() -> None:
         error_logger.addFilter(_HideDroppedConnections())
 
 
+def is_loopback(host: str) -> bool:
+    """Whether listening on ``host`` keeps the server to this machine (``127.0.0.1``, ``::1``, ``localhost``).
+
+    A wildcard (``0.0.0.0``, ``::``, ``""``), another address or another name is not loopback.
+
+    :param host: the interface the server listens on.
+    """
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_warning(host: str, port: int) -> str:
+    """What the sandbox says at start when it listens beyond loopback.
+
+    :param host: the interface it listens on.
+    :param port: its port.
+    """
+    return (
+        f"the sandbox listens on {host or '*'} port {port}, beyond loopback: anyone who can reach that port can use "
+        "its API tokens (they are fixed and published) and read its /ui pages; the /_sandbox control routes need "
+        "the admin token. Listen on 127.0.0.1 (the default) unless other machines must reach it"
+    )
+
+
 class SandboxServer:
     """A sandbox platform server on a real local port.
 
+    The ``/_sandbox`` control routes take ``Authorization: Bearer <admin_token>`` (never an API token); the
+    in-process controls (``state``, ``set_rate_limit``) need nothing.
+
     :param config: the sandbox configuration (demo timings by default).
-    :param host: the interface to listen on.
+    :param host: the interface to listen on; anything but loopback logs a warning at start.
     :param port: the port; 0 picks a free one (see ``base_url`` after ``start``).
+    :param admin_token: the credential of the control routes (default: a fresh random one for this server).
+    :raises ValueError: ``admin_token`` is empty, not printable ASCII without spaces, or one of the API tokens.
     """
 
-    def __init__(self, config: SandboxConfig | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        config: SandboxConfig | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        admin_token: str | None = None,
+    ) -> None:
         self.config = config or SandboxConfig()
         self.host = host
+        if admin_token is not None:
+            problem = admin_token_problem(admin_token, self.config.tokens)
+            if problem is not None:
+                raise ValueError(f"admin_token {problem}")
+        self.admin_token: str = admin_token if admin_token is not None else new_admin_token()
+        """The credential of the ``/_sandbox`` control routes (``Authorization: Bearer <admin_token>``)."""
         self.state = SandboxState(self.config)
         self._requested_port = port
         self._port: int | None = None
@@ -83,8 +132,10 @@ class SandboxServer:
             raise
         self._port = listener.getsockname()[1]
         self._socket = listener
+        if not is_loopback(self.host):
+            logger.warning(exposure_warning(self.host, self._port))
         config = uvicorn.Config(
-            create_app(self.state),
+            create_app(self.state, self.admin_token),
             log_config=None,
             access_log=False,
             lifespan="off",
