@@ -26,6 +26,8 @@ AIRFLOW_V_3_3_PLUS = Version("3.3.0") <= AIRFLOW_VERSION
 # Airflow 3.3 keeps a task's state across tries (task_state_store); before, a retry finds its remote work
 # again through the platform's Idempotency-Key replay alone (operators/jobs.py).
 HAS_TASK_STATE_STORE = AIRFLOW_V_3_3_PLUS
+# Airflow 3.3 lets a task decide its retries by the exception (AIP-105: retry_policy=); operators/retry_policy.py.
+HAS_TASK_RETRY_POLICIES = AIRFLOW_V_3_3_PLUS
 # Airflow 3.2 reads the connection form (conn-fields, ui-field-behaviour) from provider info; before, from
 # the hook's get_connection_form_widgets / get_ui_field_behaviour.
 DECLARATIVE_CONNECTION_FORM = AIRFLOW_V_3_2_PLUS

@@ -15,6 +15,7 @@ from airflow.providers.common.compat.sdk import BaseOperator, Context
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
 from airflow_provider_analytics.lineage.recording import RESULT, keep
+from airflow_provider_analytics.operators.errors import FinalFailure, why_final
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
@@ -103,7 +104,9 @@ def task_step(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S,
 
     When the step ends, returning, deferring or failing, the task's hook is closed (its HTTP connection pool
     would otherwise outlive the step: a deferred task's operator is never used again); what it returns is
-    kept for lineage (``lineage/recording.py``). A subclass that overrides either method decorates it too.
+    kept for lineage (``lineage/recording.py``). An error a retry cannot change (:func:`why_final`) is raised
+    again as :class:`FinalFailure`, so the task fails without using its retries. A subclass that overrides
+    either method decorates it too.
     """
 
     @functools.wraps(method)
@@ -112,6 +115,14 @@ def task_step(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S,
             result = method(self, *args, **kwargs)
             keep(self, RESULT, result)
             return result
+        except Exception as exc:
+            reason = why_final(exc, failed_work_is_final=getattr(self, "failed_work_is_final", False))
+            if reason is None:
+                raise
+            retries = getattr(self, "retries", 0)
+            if retries:
+                self.log.error("Failing without using the task's %d retries: %s", retries, reason)  # type: ignore[attr-defined]
+            raise FinalFailure(f"{exc} (not retried: {reason})", error=exc) from exc
         finally:
             if "hook" in self.__dict__:  # only a hook this step built or used; never build one to close it
                 self.__dict__["hook"].close()

@@ -6,7 +6,9 @@
 - :class:`RequestChangedBetweenTries`: a retry's start was refused because its request is not the one an
   earlier try sent under the same ``Idempotency-Key``.
 
-Each is an ``AirflowException``, so Airflow retries the task as for any other failure. The operators and the
+Each is an ``AirflowException``, so Airflow retries the task as for any other failure, unless a retry cannot
+change the answer: :func:`why_final` says when, and the operators then raise :class:`FinalFailure` (an
+``AirflowFailException``: the task fails without using its retries) from the error. The operators and the
 sensor import this module at DAG parse time; it imports nothing heavy.
 """
 
@@ -15,12 +17,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from airflow.providers.common.compat.sdk import AirflowException
+from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
 from airflow_provider_analytics.triggers.wait_events import api_error_fields
-from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
+from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError, AnalyticsInputError, ConflictError
 
-__all__ = ["RemoteJobFailed", "RemoteJobTimeout", "RemoteWaitError", "RequestChangedBetweenTries"]
+__all__ = [
+    "FINAL_STATUSES",
+    "FinalFailure",
+    "RemoteJobFailed",
+    "RemoteJobTimeout",
+    "RemoteWaitError",
+    "RequestChangedBetweenTries",
+    "why_final",
+]
+
+# Refusals a retry gets again: a malformed request (400, 422), a target that does not exist (404) or no longer
+# does (410), a failed precondition (412), a body too large (413). A 409 is left out: it also means "not ready
+# yet" and "already finished"; the one 409 that is final, a reused Idempotency-Key, has its own class.
+# 401/403 are left out too: the connection may be fixed before the retry, which reads it again.
+FINAL_STATUSES = frozenset({400, 404, 410, 412, 413, 422})
 
 
 class RemoteJobFailed(AirflowException):
@@ -96,3 +112,40 @@ class RequestChangedBetweenTries(AirflowException):
         super().__init__(message)
         self.idempotency_key = idempotency_key
         self.request_id = conflict.request_id
+
+
+class FinalFailure(AirflowFailException):
+    """The task failed for a reason a retry cannot change, so it fails without using its retries.
+
+    The message is the error's, then why no retry was made; the error itself is the ``__cause__`` (and
+    :attr:`error`), for ``on_failure_callback`` code that decides by type or status.
+
+    :param message: the message.
+    :param error: the error that failed the task.
+    """
+
+    def __init__(self, message: str, *, error: BaseException) -> None:
+        super().__init__(message)
+        self.error = error
+
+
+def why_final(error: BaseException, *, failed_work_is_final: bool = False) -> str | None:
+    """Why a retry of the task cannot change ``error``: a sentence, or ``None`` when a retry can (Airflow retries).
+
+    :param error: what the task raised.
+    :param failed_work_is_final: the task waits for work it did not start (a download of a report), so work
+        that ended in failure stays failed for every retry.
+    """
+    if isinstance(error, FinalFailure):
+        return None
+    if isinstance(error, AnalyticsInputError):
+        return "the task's input is invalid, and a retry would send the same"
+    if isinstance(error, RequestChangedBetweenTries):
+        return "the request changed between tries, and every retry would send the changed one"
+    status = error.status if isinstance(error, (AnalyticsAPIError, RemoteWaitError)) else None
+    # A 404 that carries advice means "no API at this base URL": a connection setting, which may be fixed.
+    if status in FINAL_STATUSES and not (isinstance(error, AnalyticsAPIError) and error.advice):
+        return f"the platform refused the request ({status}), and a retry would get the same answer"
+    if failed_work_is_final and isinstance(error, RemoteJobFailed):
+        return "the work ended in failure and this task does not start it again, so a retry would find the same"
+    return None

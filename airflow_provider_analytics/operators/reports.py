@@ -108,6 +108,8 @@ class DownloadReportOperator(ReportWaiting):
     """
 
     template_fields = ("report_id", "destination")
+    # A report that failed or expired stays so: this task does not generate it, so no retry can change that.
+    failed_work_is_final = True
 
     def __init__(
         self,

@@ -132,3 +132,15 @@ def test_execution_timeout_cancels_before_airflow_kills_the_task(
     [execution] = executions_of(sandbox)
     assert execution["status"] == "cancelled"
     assert "it was cancelled" in task_output(capfd.readouterr().out)
+
+
+@pytest.mark.parametrize("mode", WAIT_MODES)
+def test_a_refused_request_fails_the_task_without_its_retries(
+    run_dag: RunDag, sandbox: SandboxServer, capfd: pytest.CaptureFixture[str], mode: str
+) -> None:
+    result = run_dag(f"test_workflow_refused_{mode}", workflow_id="wf_missing")
+    assert result.states["run"] == "failed"
+    assert result.tries["run"] == 1
+    assert [r.path for r in sandbox.state.requests if r.method == "POST"] == ["/v1/workflows/wf_missing/execute"]
+    printed = task_output(capfd.readouterr().out)
+    assert "Failing without using the task's 2 retries: the platform refused the request (404)" in printed

@@ -75,6 +75,17 @@ for mode in ("poll", "defer"):
             retry_delay=timedelta(0),
         )
 
+    with DAG(f"test_workflow_refused_{mode}", schedule=None, start_date=START, catchup=False):
+        # Two retries that a refused request must not spend.
+        ExecuteWorkflowOperator(
+            task_id="run",
+            workflow_id=WORKFLOW,
+            deferrable=deferrable,
+            poll_interval=0.1,
+            retries=2,
+            retry_delay=timedelta(0),
+        )
+
     with DAG(f"test_workflow_execution_timeout_{mode}", schedule=None, start_date=START, catchup=False):
         # No `timeout`: the task's own execution_timeout bounds the wait; the execution must be cancelled.
         ExecuteWorkflowOperator(

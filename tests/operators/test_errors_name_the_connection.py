@@ -20,6 +20,7 @@ from airflow_provider_analytics.wire.errors import (
 )
 from tests.support.connections import BOGUS_TOKEN, LIMITED_TOKEN, api_requests, set_json_connection
 from tests.support.context import make_context
+from tests.support.final import raises_final
 from tests.support.names import WORKFLOW
 
 NAMED = "(connection 'analytics_default')."
@@ -71,7 +72,7 @@ def test_a_wrong_path_prefix_is_told_apart_from_a_missing_workflow(
 
 def test_a_missing_workflow_is_not_blamed_on_the_connection(sandbox: SandboxServer) -> None:
     op = ExecuteWorkflowOperator(task_id="run", workflow_id="wf_missing", wait_for_completion=False)
-    with pytest.raises(NotFoundError) as caught:
+    with raises_final(NotFoundError) as caught:
         op.execute(make_context())
     assert caught.value.advice is None
     assert str(caught.value) == caught.value.summary

@@ -15,6 +15,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.wire.errors import NotFoundError
 from tests.support.context import SLOW, make_context
+from tests.support.final import raises_final
 from tests.support.names import WORKFLOW
 from tests.support.sockets import connections_to
 
@@ -41,7 +42,7 @@ def test_closed_after_deferring(sandbox: SandboxServer) -> None:
 def test_closed_after_failing(sandbox: SandboxServer) -> None:
     sandbox.state.inject(Fault.status(404, path="/data$"))
     task = GetChartDataOperator(task_id="t", chart_id="ch_revenue")
-    with pytest.raises(NotFoundError):
+    with raises_final(NotFoundError):
         task.execute(make_context())
     assert _pool_is_closed(sandbox)
 

@@ -18,6 +18,7 @@ from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, DownloadIntegrityError, UnexpectedResponseError
 from tests.support.context import make_context
+from tests.support.final import raises_final
 from tests.support.reports import ready_report
 
 COLUMNS = [{"name": "day", "type": "date"}, {"name": "revenue", "type": "number"}]
@@ -60,7 +61,7 @@ def test_a_report_whose_error_is_a_string_fails_with_that_text(sandbox: SandboxS
     body = {"id": "rp_1", "status": "failed", "error": "renderer crashed"}
     sandbox.state.inject(Fault.respond(200, headers={"Content-Type": "application/json"}, body=json.dumps(body)))
     op = DownloadReportOperator(task_id="t", report_id="rp_1", destination="/tmp/never-written.pdf")
-    with pytest.raises(RemoteJobFailed, match="report rp_1 ended failed: unknown_error: renderer crashed"):
+    with raises_final(RemoteJobFailed, match="report rp_1 ended failed: unknown_error: renderer crashed"):
         op.execute(make_context())
 
 

@@ -18,6 +18,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.context import make_context
+from tests.support.final import raises_final
 from tests.support.names import DATA_SOURCE, WORKFLOW
 
 
@@ -200,7 +201,7 @@ def test_bad_input_fails_before_any_request(
 ) -> None:
     op = factory(tmp_path)
     context = make_context()
-    with pytest.raises(AnalyticsInputError, match=message):
+    with raises_final(AnalyticsInputError, match=message):
         op.execute(context)
     assert sandbox.state.requests == []
     assert context["ti"].xcom == {}
@@ -209,7 +210,7 @@ def test_bad_input_fails_before_any_request(
 
 def test_existing_destination_is_kept_untouched(sandbox: SandboxServer, tmp_path: Path) -> None:
     target = existing_file(tmp_path, "report.pdf")
-    with pytest.raises(AnalyticsInputError):
+    with raises_final(AnalyticsInputError):
         DownloadReportOperator(task_id="t", report_id="rp_abc123", destination=target).execute(make_context())
     assert Path(target).read_bytes() == b"already here"
 

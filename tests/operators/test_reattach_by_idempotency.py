@@ -25,6 +25,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.version_compat import HAS_TASK_STATE_STORE
 from airflow_provider_analytics.wire.errors import ConflictError
 from tests.support.context import INSTANT, SLOW, StubTaskStateStore, retry_context
+from tests.support.final import raises_final
 from tests.support.names import POLL, WORKFLOW
 from tests.support.triggers import triggerer_event
 
@@ -275,7 +276,7 @@ def test_a_retry_after_the_platform_forgot_the_key_starts_fresh(sandbox: Sandbox
 def test_a_retry_whose_request_changed_fails_clearly(sandbox: SandboxServer, work: Work) -> None:
     first_try_defers(sandbox, work)
 
-    with pytest.raises(RequestChangedBetweenTries, match="already used with another request") as refused:
+    with raises_final(RequestChangedBetweenTries, match="already used with another request") as refused:
         work.operator(**work.changed_request).execute(retry_context(2))
 
     assert "render nothing that changes between tries" in str(refused.value)

@@ -15,6 +15,7 @@ from airflow_provider_analytics.operators.workflows import CreateWorkflowOperato
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.context import make_context
+from tests.support.final import raises_final
 from tests.support.names import DATA_SOURCE, WORKFLOW
 
 # What "{{ dag_run.conf.get('inputs', {}) }}" renders to without render_template_as_native_obj.
@@ -62,7 +63,7 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
 def test_a_string_names_render_template_as_native_obj(
     sandbox: SandboxServer, what: str, noun: str, make: Callable[[], Any]
 ) -> None:
-    with pytest.raises(AnalyticsInputError) as caught:
+    with raises_final(AnalyticsInputError) as caught:
         make().execute(make_context())
     message = str(caught.value)
     assert message.startswith(f"{what} must be {noun}, got str: ")
@@ -74,6 +75,6 @@ def test_a_string_names_render_template_as_native_obj(
 
 def test_another_type_keeps_the_short_message(sandbox: SandboxServer) -> None:
     op = ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, inputs=("day", 1))  # type: ignore[arg-type]  # what a template renders
-    with pytest.raises(AnalyticsInputError, match=r"^inputs must be a mapping \(dict\), got tuple$"):
+    with raises_final(AnalyticsInputError, match=r"^inputs must be a mapping \(dict\), got tuple$"):
         op.execute(make_context())
     assert sandbox.state.requests == []

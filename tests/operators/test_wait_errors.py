@@ -21,6 +21,7 @@ from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
 from airflow_provider_analytics.wire.errors import NotFoundError
 from tests.operators.test_execute_workflow_deferral import defer_execution
 from tests.support.context import SLOW, make_context
+from tests.support.final import raises_final
 from tests.support.names import DATA_SOURCE, POLL, WORKFLOW
 from tests.support.triggers import event_for, set_connection, triggerer_event
 
@@ -55,7 +56,7 @@ def test_a_wait_on_the_worker_ended_by_a_missing_execution(sandbox: SandboxServe
     sandbox.state.inject(Fault.status(404, method="GET", path="/executions/"))
     op = ExecuteWorkflowOperator(task_id="run", workflow_id=WORKFLOW, poll_interval=POLL)
 
-    with pytest.raises(RemoteWaitError) as failed:
+    with raises_final(RemoteWaitError) as failed:
         op.execute(make_context())
 
     missing = last_request(sandbox)
