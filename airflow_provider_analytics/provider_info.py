@@ -125,6 +125,11 @@ def get_provider_info() -> dict[str, Any]:
                         "description": "A report announced larger than this is refused before writing. Default 10 GiB.",
                         "schema": {"type": ["integer", "null"], "minimum": 1024, "default": 10737418240},
                     },
+                    "min_download_rate": {
+                        "label": "Slowest report download (bytes/s)",
+                        "description": "A download slower than this over 60 s fails. Default 32 KiB/s; 0: no floor.",
+                        "schema": {"type": ["integer", "null"], "minimum": 0, "default": 32768},
+                    },
                     "verify": {
                         "label": "TLS verification",
                         "description": "true, false, or the path of a CA bundle file. Default true.",

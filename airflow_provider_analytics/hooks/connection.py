@@ -18,11 +18,13 @@ from urllib.parse import SplitResult, urlsplit
 from airflow_provider_analytics.wire.config import (
     DEFAULT_MAX_DOWNLOAD_BYTES,
     DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MIN_DOWNLOAD_RATE,
     DEFAULT_TIMEOUT,
     MAX_TIMEOUT,
     ClientConfig,
 )
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.redaction import remember_secret, scrub_text
 from airflow_provider_analytics.wire.retry import MAX_RETRIES_LIMIT, RetryPolicy
 from airflow_provider_analytics.wire.tls import tls_context
 
@@ -248,6 +250,7 @@ def client_config_from_connection(conn: ConnectionLike) -> ClientConfig:
         ),
         "max_response_bytes": _whole(conn, extras, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES, 1024, math.inf),
         "max_download_bytes": _whole(conn, extras, "max_download_bytes", DEFAULT_MAX_DOWNLOAD_BYTES, 1024, math.inf),
+        "min_download_rate": _whole(conn, extras, "min_download_rate", DEFAULT_MIN_DOWNLOAD_RATE, 0, math.inf),
         "verify": _verify(conn, extras),
         "allow_insecure_http": _flag(conn, extras, "allow_insecure_http", False),
         "connection_id": conn.conn_id,  # named by errors that a setting of this connection causes
@@ -279,7 +282,5 @@ def redact(text: str, conn: ConnectionLike | None = None) -> str:
     :param text: a message that may quote a URL or a secret.
     :param conn: the connection whose password to hide, when it could be read.
     """
-    secret = ((conn.password if conn is not None else None) or "").strip()
-    if len(secret) >= 5:
-        text = text.replace(secret, "***")
-    return _USERINFO.sub("***@", text)
+    remember_secret(conn.password if conn is not None else None)
+    return _USERINFO.sub("***@", scrub_text(text))

@@ -7,13 +7,45 @@ limit's worth of memory, instead of being inflated whole by the transport first.
 
 from __future__ import annotations
 
+import json
+import math
 import zlib
+from typing import Any
 
 from airflow_provider_analytics.wire.errors import ResponseTooLargeError, UnexpectedResponseError
 
 # What the client accepts for JSON answers; downloads ask for identity (see wire/download.py).
 ACCEPT_ENCODING = "gzip, deflate"
 _GZIP = ("gzip", "x-gzip")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # 1e999: valid JSON, but no float holds it
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return number
+
+
+# One decoder for every answer, as json.loads keeps one for its defaults: a decoder made per call (json.loads
+# with any option does that) costs a scanner each time.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def loads_json(body: bytes | str) -> Any:
+    """Parse an answer's JSON strictly: ``NaN``, ``Infinity`` and ``-Infinity``, which Python's parser takes
+    by default but JSON (RFC 8259) does not have, are refused like any other malformed body; so is a number
+    too large for a float (``1e999``), which would otherwise be read as infinity.
+
+    :param body: the answer's decoded body (bytes in UTF-8, -16 or -32, as :func:`json.loads` reads them).
+    :raises ValueError: the body is not JSON.
+    :raises RecursionError: the body is nested too deeply to parse.
+    """
+    text = body.decode(json.detect_encoding(body), "surrogatepass") if isinstance(body, bytes) else body
+    return _DECODER.decode(text)
 
 
 def content_codings(header: str | None) -> list[str]:
@@ -35,6 +67,7 @@ class BoundedBody:
         self._what = what
         self._parts: list[bytes] = []
         self._size = 0
+        self.over_limit = False  # set when the body passed the limit: it was then not read to its end
         codings = content_codings(content_encoding)
         if len(codings) > 1 or (codings and codings[0] not in (*_GZIP, "deflate")):
             raise UnexpectedResponseError(f"{what} answered with a content coding this client cannot read: {codings}")
@@ -84,6 +117,7 @@ class BoundedBody:
         if not chunk:
             return
         if self._size + len(chunk) > self._limit:  # refused before it is kept: size stays what is held
+            self.over_limit = True
             raise ResponseTooLargeError(
                 f"{self._what} answered with a body over {self._limit} bytes; it was not read further "
                 "(raise the connection extra max_response_bytes if the platform really sends this much)"

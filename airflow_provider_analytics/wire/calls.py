@@ -10,6 +10,11 @@ from airflow_provider_analytics.wire.contract import HEADER_IDEMPOTENCY_KEY
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 
 T = TypeVar("T")
+# The longest next_cursor a listing follows. Real cursors are tens to hundreds of characters; this one, at up to
+# 4 UTF-8 bytes a character percent-encoded to 12, is at most 48 KiB of query, under httpx's 64 KiB cap on a URL
+# component (past it httpx raises its own InvalidURL, outside the provider's exceptions). A longer cursor is a
+# broken or hostile platform, refused before a request is built.
+MAX_CURSOR_LENGTH = 4096
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,7 @@ class PagedCall(Generic[T]):
         """Build the call that fetches the page at ``cursor`` (``None`` for the first)."""
         params: dict[str, str | int] = {"limit": self.page_size}
         if cursor is not None:
-            params["cursor"] = cursor
+            params["cursor"] = _sendable_cursor(cursor, self.path)
         spec = RequestSpec("GET", self.path, self.route, params=params)
         return Call(spec, self._parse_page)
 
@@ -79,6 +84,21 @@ class PagedCall(Generic[T]):
         if self.check is not None:
             self.check(document)
         return Page(cast("list[T]", items), cursor or None, document)
+
+
+def _sendable_cursor(cursor: str, path: str) -> str:
+    """``cursor`` when a request URL can carry it, else :class:`UnexpectedResponseError` naming the listing."""
+    problem = None
+    if len(cursor) > MAX_CURSOR_LENGTH:
+        problem = f"is {len(cursor)} characters long, over the {MAX_CURSOR_LENGTH} a request URL can carry"
+    elif not cursor.isascii():
+        try:
+            cursor.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: JSON lets "\ud800" through, UTF-8 cannot encode it
+            problem = f"({len(cursor)} characters) is not valid text and cannot be sent"
+    if problem is not None:
+        raise UnexpectedResponseError(f"GET {path}: the platform's next_cursor {problem}; stopped reading the listing")
+    return cursor
 
 
 def expect_object(body: Any) -> dict[str, Any]:

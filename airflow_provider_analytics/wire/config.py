@@ -25,7 +25,11 @@ MAX_TIMEOUT = 3600.0
 DEFAULT_MAX_RESPONSE_BYTES = 3 * 1024 * 1024
 # Reports are files of a few MB to a few GB; a download that claims more is refused, not written.
 DEFAULT_MAX_DOWNLOAD_BYTES = 10 * 1024**3
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+# The slowest a download may run, in bytes per second averaged over DOWNLOAD_RATE_WINDOW (the connection extra
+# ``min_download_rate``; 0 turns the floor off). 32 KiB/s is far below any working link, so only a stalled or
+# trickling server is stopped; averaged over a minute, short stalls do not count.
+DEFAULT_MIN_DOWNLOAD_RATE = 32 * 1024
+DOWNLOAD_RATE_WINDOW = 60.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,9 @@ class ClientConfig:
     :param allow_insecure_http: allow plain ``http://`` to a host that is not loopback.
     :param max_response_bytes: the largest JSON answer (after decompression) the client reads.
     :param max_download_bytes: the largest report file the client downloads.
+    :param min_download_rate: the slowest a download may run, in bytes per second averaged over
+        ``download_rate_window``; a slower one fails with ``AnalyticsTimeoutError``. 0 turns the floor off.
+    :param download_rate_window: seconds the download rate is averaged over (not a connection extra).
     :param connection_id: the id of the connection this config was read from (plain text, so the wire layer
         needs no Airflow); errors a connection setting causes name it next to what to change.
     """
@@ -54,6 +61,8 @@ class ClientConfig:
     allow_insecure_http: bool = False
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES
+    min_download_rate: int = DEFAULT_MIN_DOWNLOAD_RATE
+    download_rate_window: float = DOWNLOAD_RATE_WINDOW
     connection_id: str | None = None
 
     def __post_init__(self) -> None:
@@ -70,6 +79,12 @@ class ClientConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
                 raise AnalyticsInputError(f"{name} must be a whole number of bytes, at least 1024, got {value!r}")
+        rate = self.min_download_rate
+        if isinstance(rate, bool) or not isinstance(rate, int) or rate < 0:
+            raise AnalyticsInputError(f"min_download_rate must be a whole number of bytes per second, got {rate!r}")
+        window = self.download_rate_window
+        if isinstance(window, bool) or not isinstance(window, (int, float)) or not 0 < window < float("inf"):
+            raise AnalyticsInputError(f"download_rate_window must be a number of seconds over 0, got {window!r}")
 
 
 def without_userinfo(url: str) -> str:
@@ -103,7 +118,8 @@ def _check_base_url(url: str, allow_insecure_http: bool) -> str:
     if parts.scheme == "http" and not allow_insecure_http and not is_loopback(hostname):
         raise AnalyticsInputError(
             f"refusing plain http:// to {hostname}: the token would travel unencrypted. Use https://, "
-            'or set the connection extra "allow_insecure_http": true for a trusted private network'
+            'or set the connection extra "allow_insecure_http": true for a trusted private network '
+            "(plain http:// needs no extra only to localhost, 127.0.0.0/8 or ::1)"
         )
     path = parts.path.rstrip("/")
     if path.endswith("/v1"):
@@ -117,8 +133,14 @@ def _check_base_url(url: str, allow_insecure_http: bool) -> str:
 
 
 def is_loopback(hostname: str) -> bool:
-    """Whether ``hostname`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
-    if hostname.lower() in _LOOPBACK_NAMES:
+    """Whether ``hostname`` is a literal loopback address (127.0.0.0/8, ``::1``) or exactly ``localhost``.
+
+    Other names that usually mean this machine (``localhost.localdomain``, ``ip6-localhost``) come from the
+    resolver's configuration, which may send them anywhere, so they do not count.
+
+    :param hostname: the URL's host name (IPv6 with or without brackets).
+    """
+    if hostname.lower() == "localhost":  # RFC 6761: resolves to loopback, by rule rather than by configuration
         return True
     try:
         return ipaddress.ip_address(hostname.strip("[]")).is_loopback

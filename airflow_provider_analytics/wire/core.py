@@ -13,11 +13,11 @@ httpx's own clients share ``BaseClient``). The client's settings are
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
 import time
+import weakref
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
@@ -26,7 +26,7 @@ import httpx
 
 from airflow_provider_analytics import __version__
 from airflow_provider_analytics.wire.accounts import limiter_for
-from airflow_provider_analytics.wire.bodies import ACCEPT_ENCODING, BoundedBody
+from airflow_provider_analytics.wire.bodies import ACCEPT_ENCODING, BoundedBody, loads_json
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.contract import HEADER_REQUEST_ID, HEADER_WORKSPACE, LIFECYCLE_HEADERS
 from airflow_provider_analytics.wire.deadline import current_call_deadline
@@ -43,6 +43,7 @@ from airflow_provider_analytics.wire.errors import (
     is_tls_failure,
     platform_error_object,
 )
+from airflow_provider_analytics.wire.redaction import may_hide_escapes, remember_secret, scrub_body, scrub_value
 from airflow_provider_analytics.wire.retry import parse_retry_after
 from airflow_provider_analytics.wire.throttle import Turn
 from airflow_provider_analytics.wire.tls import tls_context
@@ -107,7 +108,7 @@ class _LifecycleNotices:
             log.warning(
                 "The Analytics Platform sent %s: %s for %s %s; plan to move off this endpoint",
                 header,
-                value,
+                clean_text(value, 200),
                 spec.method,
                 spec.route,
             )
@@ -124,11 +125,15 @@ class BaseAnalyticsClient:
 
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
+        remember_secret(config.token)  # masked in every text read back from now on (wire/redaction.py)
         # Shared by every client of the same account in this process (wire/throttle.py).
         self.rate_limiter = limiter_for(config.base_url, config.token, config.connection_id)
         # Set by the first successful answer: the base URL then provably serves the API, so a later 404
         # means a missing resource and needs no probe (see _route_unknown).
         self._api_answered = False
+        # The reader of each error answer's body, while its answer lives: one over the size limit was not read,
+        # and its error says so rather than call the body empty.
+        self._error_bodies: weakref.WeakKeyDictionary[httpx.Response, BoundedBody] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.config.base_url!r}, workspace_id={self.config.workspace_id!r})"
@@ -163,7 +168,10 @@ class BaseAnalyticsClient:
         """
         request = response.request
         encoding = None if response.is_stream_consumed else response.headers.get("Content-Encoding")
-        return BoundedBody(encoding, self.config.max_response_bytes, f"{request.method} {request.url.path}")
+        reader = BoundedBody(encoding, self.config.max_response_bytes, f"{request.method} {request.url.path}")
+        if response.is_error:
+            self._error_bodies[response] = reader
+        return reader
 
     def _exchange(self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, *, stream: bool = False) -> Exchange:
         """The retry loop: yields steps, receives replies, returns the first successful answer.
@@ -195,6 +203,8 @@ class BaseAnalyticsClient:
                 wait = None if reason is None else policy.backoff(retries, random.random())
                 reason = f"{reason}: {type(reply).__name__}"
             elif isinstance(reply, Answer):
+                if reply.body:  # a JSON answer or an error body: never a report's content, which is streamed
+                    reply = Answer(reply.response, scrub_body(reply.body))
                 response = reply.response
                 LIFECYCLE_NOTICES.note(spec, response)
                 now = max(time.monotonic(), sent_at)  # the clock _wait_for_turn keeps: real, or moved by sleeps
@@ -221,6 +231,7 @@ class BaseAnalyticsClient:
                     retry_after=retry_after,
                     unknown_route=unknown_route,
                     connection_id=self.config.connection_id,
+                    body_over_limit=self._body_over_limit(response),
                 )
                 if response.status_code == 429:
                     first_refusal = now if first_refusal is None else first_refusal
@@ -251,6 +262,11 @@ class BaseAnalyticsClient:
                 wait,
             )
             yield Sleep(wait)
+
+    def _body_over_limit(self, response: httpx.Response) -> int | None:
+        """The size limit an error answer's body passed (it was then not read), or ``None``."""
+        reader = self._error_bodies.pop(response, None)
+        return self.config.max_response_bytes if reader is not None and reader.over_limit else None
 
     def _refused(
         self,
@@ -359,12 +375,12 @@ class BaseAnalyticsClient:
             )
         if is_tls_failure(exc):
             return AnalyticsTLSError(
-                f"{where}: TLS handshake failed ({exc}); check the certificate or the 'verify' extra",
+                f"{where}: TLS handshake failed ({clean_text(exc)}); check the certificate or the 'verify' extra",
                 method=spec.method,
                 path=spec.path,
             )
         return AnalyticsConnectionError(
-            f"{where}: connection failed ({type(exc).__name__}: {exc})", method=spec.method, path=spec.path
+            f"{where}: connection failed ({type(exc).__name__}: {clean_text(exc)})", method=spec.method, path=spec.path
         )
 
     @staticmethod
@@ -372,7 +388,9 @@ class BaseAnalyticsClient:
         response, spec = answer.response, call.spec
         request_id = clean_text(response.headers.get(HEADER_REQUEST_ID, ""), 200) or None
         try:
-            body = json.loads(answer.body) if answer.body else None
+            body = loads_json(answer.body) if answer.body else None
+            if answer.body and may_hide_escapes(answer.body):
+                body = scrub_value(body)
         except (ValueError, RecursionError):
             raise UnexpectedResponseError(
                 f"{spec.method} {spec.path} answered {response.status_code} with a body that is not JSON "

@@ -13,9 +13,10 @@ import logging
 import re
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 from urllib.parse import unquote
 
 import httpx
@@ -23,9 +24,10 @@ import httpx
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.bodies import content_codings
 from airflow_provider_analytics.wire.client import AnalyticsClient
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.contract import HEADER_REPR_DIGEST, HEADER_REQUEST_ID
 from airflow_provider_analytics.wire.deadline import request_deadline
-from airflow_provider_analytics.wire.errors import DownloadIntegrityError, clean_text
+from airflow_provider_analytics.wire.errors import AnalyticsTimeoutError, DownloadIntegrityError, clean_text
 from airflow_provider_analytics.wire.progress import TransferProgress
 
 log = logging.getLogger("airflow_provider_analytics.wire")
@@ -39,8 +41,22 @@ EXTENSION_BY_CONTENT_TYPE = {
 _CONTENT_RANGE = re.compile(r"^bytes ([0-9]{1,19})-([0-9]{1,19})/([0-9]{1,19})$")
 _CONTENT_LENGTH = re.compile(r"^[0-9]{1,19}$")
 # A download may take its timeout plus the time this rate needs for the announced size: slow links
-# finish, a server that trickles bytes does not hold the task for ever.
+# finish, a server that trickles bytes does not hold the task for ever. (The floor over a window that ends a
+# trickle sooner is the connection's min_download_rate, ClientConfig.min_download_rate.)
 MIN_DOWNLOAD_RATE = 16 * 1024
+
+
+class _Hash(Protocol):  # what hashlib's constructors return
+    @property
+    def digest_size(self) -> int: ...
+    def update(self, data: bytes, /) -> None: ...
+    def digest(self) -> bytes: ...
+    def hexdigest(self) -> str: ...
+
+
+# The Repr-Digest algorithms (RFC 9530) a download is checked against; sha-256 is always computed.
+DIGEST_ALGORITHMS: dict[str, Callable[[], _Hash]] = {"sha-256": hashlib.sha256, "sha-512": hashlib.sha512}
+_DIGEST_VALUE = re.compile(r":([^:]*):")
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._ ()-]+")
 
 
@@ -51,6 +67,40 @@ class DownloadedFile:
     size: int
     sha256: str
     content_type: str | None
+
+
+class _RateFloor:
+    """Ends a download whose average rate over the config's ``download_rate_window`` falls below its
+    ``min_download_rate`` (0: never). Checked as bytes arrive; a wait with none at all ends at the read timeout.
+    A resume starts a new window, so the time to reconnect is not taken for slowness.
+    """
+
+    def __init__(self, config: ClientConfig, report_id: str) -> None:
+        self._floor, self._window, self._report_id = config.min_download_rate, config.download_rate_window, report_id
+        self.restart(0)
+
+    def restart(self, written: int) -> None:
+        """Begin a new window now, at ``written`` bytes (after a resume, or 0 when the download started over)."""
+        self._since, self._count = time.monotonic(), written
+
+    def check(self, written: int) -> None:
+        """:raises AnalyticsTimeoutError: a whole window has passed at less than the floor."""
+        if not self._floor:
+            return
+        now = time.monotonic()
+        elapsed = now - self._since
+        if elapsed < self._window:
+            return
+        rate = (written - self._count) / elapsed
+        if rate < self._floor:
+            raise AnalyticsTimeoutError(
+                f"report {self._report_id}: the download ran at {rate:.0f} bytes/s over the last {elapsed:.0f} s, "
+                f"below the floor of {self._floor} bytes/s (connection extra min_download_rate; lower it, or 0 "
+                "turns the floor off)",
+                method="GET",
+                path=endpoints.download_report(self._report_id).path,
+            )
+        self._since, self._count = now, written
 
 
 def safe_filename(content_disposition: str | None, extension: str | None = None) -> str | None:
@@ -80,24 +130,39 @@ def safe_filename(content_disposition: str | None, extension: str | None = None)
     return base or None
 
 
-def parse_repr_digest(value: str | None) -> bytes | None:
-    """The sha-256 digest from an RFC 9530 ``Repr-Digest`` header (``sha-256=:<base64>:``).
+def repr_digests(value: str | None) -> dict[str, bytes]:
+    """The digests of an RFC 9530 ``Repr-Digest`` header (``sha-256=:<base64>:, sha-512=:<base64>:``) whose
+    algorithm is in :data:`DIGEST_ALGORITHMS`; other algorithms are left out.
 
-    ``None`` when there is no header or it names only other algorithms.
-
-    :raises DownloadIntegrityError: a sha-256 entry that is not 32 bytes of valid base64, since a digest
-        that cannot be checked must not let a file through as verified.
+    :param value: the header's value.
+    :raises DownloadIntegrityError: an entry of a known algorithm that is not valid base64 of its digest's
+        length, or two different values of one algorithm, since a digest that cannot be checked must not let
+        a file through as verified.
     """
-    if not value or "sha-256=" not in value:
-        return None
-    match = re.search(r"sha-256=:([^:]*):", value)
-    try:
-        digest = base64.b64decode(match.group(1), validate=True) if match else b""
-    except ValueError:  # binascii.Error, and non-ASCII text (what httpx makes of a byte like 0xE9)
-        digest = b""
-    if len(digest) != hashlib.sha256().digest_size:
-        raise DownloadIntegrityError(f"the Repr-Digest header has a malformed sha-256 value: {value!r}")
-    return digest
+    found: dict[str, bytes] = {}
+    for member in (value or "").split(","):
+        name, _, rest = member.partition("=")
+        algorithm = name.strip().lower()
+        if algorithm not in DIGEST_ALGORITHMS:
+            continue
+        match = _DIGEST_VALUE.fullmatch(rest.split(";")[0].strip())  # parameters (";...") are ignored
+        try:
+            digest = base64.b64decode(match.group(1), validate=True) if match else b""
+        except ValueError:  # binascii.Error, and non-ASCII text (what httpx makes of a byte like 0xE9)
+            digest = b""
+        if len(digest) != DIGEST_ALGORITHMS[algorithm]().digest_size or found.get(algorithm, digest) != digest:
+            raise DownloadIntegrityError(f"the Repr-Digest header has a malformed {algorithm} value: {value!r}")
+        found[algorithm] = digest
+    return found
+
+
+def parse_repr_digest(value: str | None) -> bytes | None:
+    """The sha-256 digest of a ``Repr-Digest`` header, ``None`` when it has none (:func:`repr_digests`).
+
+    :param value: the header's value.
+    :raises DownloadIntegrityError: as :func:`repr_digests`.
+    """
+    return repr_digests(value).get("sha-256")
 
 
 class ReportStream:
@@ -202,7 +267,7 @@ class ReportStream:
                 raise self._fail(
                     f"the download announces {length} bytes, the report says size_bytes {self._expected_size}", response
                 )
-            parse_repr_digest(response.headers.get(HEADER_REPR_DIGEST))
+            repr_digests(response.headers.get(HEADER_REPR_DIGEST))
         except DownloadIntegrityError:
             response.close()
             raise
@@ -216,6 +281,7 @@ class ReportStream:
         :param progress: logs how far a long download got; by default every ``PROGRESS_INTERVAL`` seconds.
         :raises DownloadIntegrityError: the body was short, long or wrong after the resumes, or took longer
             than its deadline (the timeout plus the announced size at 16 KiB/s).
+        :raises AnalyticsTimeoutError: the download ran slower than the connection's ``min_download_rate``.
         """
         response = self._response
         if response is None:
@@ -224,8 +290,9 @@ class ReportStream:
         deadline = time.monotonic() + self._client.config.timeout + total / MIN_DOWNLOAD_RATE
         if progress is None:
             progress = TransferProgress(f"report {self._report_id}", total=total)
-        hasher, written, resumes = hashlib.sha256(), 0, 0
-        announced: list[bytes | None] = []  # Repr-Digests of resuming 206s: the whole file's digest too
+        hashers, written, resumes = self._hashers(), 0, 0
+        announced: list[dict[str, bytes]] = []  # Repr-Digests of resuming 206s: the whole file's digests too
+        floor = _RateFloor(self._client.config, self._report_id)
         while True:
             try:
                 with request_deadline(deadline):
@@ -233,9 +300,11 @@ class ReportStream:
                         if written + len(chunk) > total:
                             raise self._fail(f"the platform sent more than the {total} bytes it announced")
                         out.write(chunk)
-                        hasher.update(chunk)
+                        for hasher in hashers.values():
+                            hasher.update(chunk)
                         written += len(chunk)
                         progress.update(written)
+                        floor.check(written)
                 break
             except httpx.TransportError as exc:
                 response.close()
@@ -253,19 +322,34 @@ class ReportStream:
                 if response.status_code == 200:  # a restart: the file changed, or ranges are not honoured
                     out.seek(0)
                     out.truncate()
-                    hasher, written, total, announced = hashlib.sha256(), 0, self.size, []
+                    hashers, written, total, announced = self._hashers(), 0, self.size, []
                     progress.total = total
                 else:
-                    announced.append(parse_repr_digest(response.headers.get(HEADER_REPR_DIGEST)))
+                    announced.append(repr_digests(response.headers.get(HEADER_REPR_DIGEST)))
+                floor.restart(written)
         if written != total:
             raise self._fail(f"received {written} bytes, Content-Length announced {total}")
-        digests = {parse_repr_digest(self._headers.get(HEADER_REPR_DIGEST)), *announced} - {None}
-        if any(hasher.digest() != expected for expected in digests):
-            raise self._fail(f"sha-256 of the {written} bytes received does not match Repr-Digest")
-        if self._expected_sha256 is not None and hasher.hexdigest() != self._expected_sha256:
+        for algorithm, expected in self._announced_digests(announced):
+            if algorithm not in hashers:  # first named by a resuming 206: the bytes before it were not hashed so
+                log.warning("Report %s: %s in Repr-Digest of a resumed answer only; not checked", self._report_id,
+                            algorithm)  # fmt: skip
+            elif hashers[algorithm].digest() != expected:
+                raise self._fail(f"{algorithm} of the {written} bytes received does not match Repr-Digest")
+        sha256 = hashers["sha-256"].hexdigest()
+        if self._expected_sha256 is not None and sha256 != self._expected_sha256:
             raise self._fail(f"sha-256 of the {written} bytes received does not match the report's sha256")
         progress.finish(written)
-        return DownloadedFile(size=written, sha256=hasher.hexdigest(), content_type=self.content_type)
+        return DownloadedFile(size=written, sha256=sha256, content_type=self.content_type)
+
+    def _hashers(self) -> dict[str, _Hash]:
+        """sha-256, and every other known algorithm the whole file's ``Repr-Digest`` names, fresh."""
+        named = repr_digests(self._headers.get(HEADER_REPR_DIGEST))
+        return {name: make() for name, make in DIGEST_ALGORITHMS.items() if name == "sha-256" or name in named}
+
+    def _announced_digests(self, resumed: list[dict[str, bytes]]) -> list[tuple[str, bytes]]:
+        """Every (algorithm, digest) the whole file's answer and the resuming 206s announced."""
+        whole = repr_digests(self._headers.get(HEADER_REPR_DIGEST))
+        return [item for digests in (whole, *resumed) for item in digests.items()]
 
     def _strong_etag(self) -> str | None:
         etag = self._headers.get("ETag")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_analytics.wire.contract import HEADER_REQUEST_ID
+from airflow_provider_analytics.wire.redaction import scrub_text, scrub_value
 
 
 class AnalyticsError(Exception):
@@ -242,12 +243,13 @@ MAX_TEXT = 1000
 
 
 def clean_text(value: object, limit: int = MAX_TEXT) -> str:
-    """Platform text made safe for one log line: control characters folded, at most ``limit`` characters.
+    """Platform text made safe for one log line: tokens masked (wire/redaction.py), control characters folded,
+    at most ``limit`` characters.
 
     :param value: what the platform sent (any JSON value).
     :param limit: the most characters kept.
     """
-    text = _CONTROL.sub(" ", value if isinstance(value, str) else str(value))
+    text = scrub_text(_CONTROL.sub(" ", value if isinstance(value, str) else str(value)))
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
@@ -287,6 +289,7 @@ def api_error_from_response(
     retry_after: float | None = None,
     unknown_route: bool = False,
     connection_id: str | None = None,
+    body_over_limit: int | None = None,
 ) -> AnalyticsAPIError:
     """Build the typed error for an error response, whatever its body looks like.
 
@@ -295,11 +298,12 @@ def api_error_from_response(
 
     :param unknown_route: for a 404, the caller found that the base URL has no /v1 API.
     :param connection_id: the connection to name next to the advice.
+    :param body_over_limit: the size limit the body passed, when it was therefore not read (``body`` is empty).
     """
     request_id = _short_text(headers.get(HEADER_REQUEST_ID))
     error_type = _DEFAULT_TYPE_BY_STATUS.get(status, "internal" if status >= 500 else "unknown")
     details: Mapping[str, Any] = {}
-    message = _describe_unreadable_body(status, headers, body)
+    message = _describe_unreadable_body(status, headers, body, body_over_limit)
     try:
         document = json.loads(body) if body else None
     except (ValueError, RecursionError):
@@ -310,7 +314,7 @@ def api_error_from_response(
         message = clean_text(error.get("message")) if error.get("message") else message
         request_id = _short_text(error.get("request_id")) or request_id
         if isinstance(error.get("details"), dict):
-            details = error["details"]
+            details = scrub_value(error["details"])  # a token behind JSON escapes passed the body's scrub
     elif isinstance(error, str) and error:
         message = clean_text(error)
     kwargs: dict[str, Any] = {
@@ -329,11 +333,21 @@ def api_error_from_response(
     return cls(message, **kwargs)
 
 
-def _describe_unreadable_body(status: int, headers: Mapping[str, str], body: bytes) -> str:
+def _describe_unreadable_body(status: int, headers: Mapping[str, str], body: bytes, over_limit: int | None) -> str:
+    if over_limit is not None:
+        return f"HTTP {status} with a body over the {_byte_size(over_limit)} limit (not read)"
     if not body:
         return f"HTTP {status} with an empty body"
     content_type = clean_text(headers.get("content-type", "unknown content type"), 100)
     return f"HTTP {status} with a non-JSON body ({content_type}, {len(body)} bytes)"
+
+
+def _byte_size(count: int) -> str:
+    """``3 MiB``, ``64 KiB`` for whole binary units, else ``1500 B``."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} B"
 
 
 def is_tls_failure(exc: BaseException) -> bool:

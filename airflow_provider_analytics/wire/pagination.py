@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -16,25 +17,28 @@ T = TypeVar("T")
 class _CursorTrail:
     """The cursors a listing has followed: a cursor seen before (a cycle) or too many pages end it.
 
-    A platform bug that hands back an earlier cursor would otherwise make the listing loop forever.
+    A platform bug that hands back an earlier cursor would otherwise make the listing loop forever. Each cursor is
+    remembered as a 16-byte digest, not as its text, so what a listing holds does not grow with its cursors' length.
     """
 
     def __init__(self, max_pages: int) -> None:
-        self._seen: set[str] = set()
+        self._seen: set[bytes] = set()
         self._max_pages = max_pages
 
     def next(self, page: Page[Any]) -> str | None:
         cursor = page.next_cursor
         if cursor is None:
             return None
-        if cursor in self._seen:
+        # "surrogatepass": JSON admits a lone surrogate ("\ud800") that strict UTF-8 cannot encode.
+        fingerprint = hashlib.blake2b(cursor.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        if fingerprint in self._seen:
             raise UnexpectedResponseError(
                 f"the platform's pages run in a circle: cursor {clean_text(cursor, 80)!r} came back after "
                 f"{len(self._seen)} pages"
             )
         if len(self._seen) + 1 >= self._max_pages:
             raise UnexpectedResponseError(f"the listing did not end after {self._max_pages} pages; stopped reading")
-        self._seen.add(cursor)
+        self._seen.add(fingerprint)
         return cursor
 
 

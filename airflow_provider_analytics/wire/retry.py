@@ -10,7 +10,11 @@ from dataclasses import dataclass
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRIES_LIMIT = 20
-_DELTA_SECONDS = re.compile(r"[0-9]{1,10}")
+_DELTA_SECONDS = re.compile(r"[0-9]+")
+# Delta-seconds with more digits than this (over 317 years) are read as VERY_LONG_RETRY_AFTER without being
+# converted: a 10,000-digit value costs no big-integer arithmetic, and still counts as the longest of waits.
+_MAX_DELTA_DIGITS = 10
+VERY_LONG_RETRY_AFTER = float(10**_MAX_DELTA_DIGITS)
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,9 @@ class RetryPolicy:
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Parse ``Retry-After`` (delta-seconds or an HTTP-date) into seconds from now.
 
+    Delta-seconds of more than 10 digits (leading zeros aside) are :data:`VERY_LONG_RETRY_AFTER`: longer than
+    any policy waits, so they stop the retries as any long wait does.
+
     :param value: the header's value.
     :param now: the current epoch time (for tests); defaults to the clock.
     """
@@ -106,7 +113,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         return None
     value = value.strip()
     if _DELTA_SECONDS.fullmatch(value):  # str.isdigit() would also take "²" and other non-ASCII digits
-        return float(value)
+        digits = value.lstrip("0")
+        return VERY_LONG_RETRY_AFTER if len(digits) > _MAX_DELTA_DIGITS else float(digits or 0)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):

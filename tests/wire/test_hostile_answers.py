@@ -86,7 +86,7 @@ def test_an_oversized_error_body_stops_at_the_cap(api_factory: ApiFactory, sandb
         )
     )
     # Read no further than the cap, and keep the status's own error (a 500 is a ServerError, retryable).
-    with pytest.raises(ServerError, match="HTTP 500 with an empty body"):
+    with pytest.raises(ServerError, match=r"HTTP 500 with a body over the 1 MiB limit \(not read\)"):
         api.call(endpoints.list_charts())
 
 
@@ -194,7 +194,7 @@ def test_platform_text_is_one_bounded_line(api: Api, sandbox: SandboxServer) -> 
     assert len(text) < 1500
 
 
-@pytest.mark.parametrize("value", ["²", "-1", "1e9", "soon", "99999999999999999999"])
+@pytest.mark.parametrize("value", ["²", "-1", "1e9", "soon"])  # over 10 digits: test_long_retry_after.py
 def test_an_odd_retry_after_falls_back_to_backoff(api: Api, sandbox: SandboxServer, value: Any) -> None:
     sandbox.state.inject(
         Fault.respond(429, headers={**JSON_HEADERS, "Retry-After": value}, body="{}", path="/v1/charts")
