@@ -40,7 +40,7 @@ def loads_json(body: bytes | str) -> Any:
     by default but JSON (RFC 8259) does not have, are refused like any other malformed body; so is a number
     too large for a float (``1e999``), which would otherwise be read as infinity.
 
-    :param body: the answer's decoded body (bytes in UTF-8, -16 or -32, as :func:`json.loads` reads them).
+    :param body: the answer's decoded body (bytes in UTF-8, -16 or -32, as ``json.loads`` reads them).
     :raises ValueError: the body is not JSON.
     :raises RecursionError: the body is nested too deeply to parse.
     """
