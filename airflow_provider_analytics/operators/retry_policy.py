@@ -6,26 +6,24 @@ their retries (``operators/errors.py``: :func:`why_final`, :class:`FinalFailure`
 the same decisions with ``retry_policy=AnalyticsRetryPolicy()``, and one more: a refusal for the rate limit
 (``RateLimitedError`` with a ``Retry-After``) is retried no sooner than the platform asked.
 
-Retry policies exist from Airflow 3.3; importing this module on an earlier release raises ``ImportError``
-saying so (the operators' own behaviour is the same on every release).
+Retry policies exist from Airflow 3.3. The module imports on every release (so does all of the package), but
+building the policy before 3.3 raises ``RuntimeError`` saying what it needs: those releases have no
+``retry_policy=`` to give it to. The operators' own behaviour is the same on every release.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics.operators.errors import why_final
 from airflow_provider_analytics.version_compat import AIRFLOW_VERSION, HAS_TASK_RETRY_POLICIES
 from airflow_provider_analytics.wire.errors import RateLimitedError
 
-if not HAS_TASK_RETRY_POLICIES:
-    raise ImportError(
-        f"AnalyticsRetryPolicy needs Airflow 3.3 or later (task retry policies), this is Airflow {AIRFLOW_VERSION}; "
-        "the provider's operators fail without retries where a retry cannot help on every release"
-    )
-
-from airflow.providers.common.compat.sdk import RetryDecision, RetryPolicy
+if TYPE_CHECKING or HAS_TASK_RETRY_POLICIES:
+    from airflow.providers.common.compat.sdk import RetryDecision, RetryPolicy
+else:  # a plain base, so that the class below can be defined (and documented) on every release
+    RetryPolicy = object
 
 __all__ = ["AnalyticsRetryPolicy"]
 
@@ -44,7 +42,17 @@ class AnalyticsRetryPolicy(RetryPolicy):
       ``retry_delay``.
 
     The provider's error may be the exception itself or its ``__cause__`` (``raise MyError(...) from error``).
+
+    :raises RuntimeError: built on an Airflow before 3.3, which has no task retry policies.
     """
+
+    def __init__(self) -> None:
+        if not HAS_TASK_RETRY_POLICIES:
+            raise RuntimeError(
+                f"AnalyticsRetryPolicy needs Airflow 3.3 or later (task retry policies), this is Airflow "
+                f"{AIRFLOW_VERSION}; the provider's operators fail without retries where a retry cannot help on "
+                "every release"
+            )
 
     def evaluate(self, exception: BaseException, try_number: int, max_tries: int, context: Any = None) -> RetryDecision:
         """Decide for one failure; Airflow calls this in the worker.
