@@ -20,10 +20,13 @@ from tests.support.context import SLOW
 from tests.support.names import CONN_ENV, WORKFLOW
 
 WAITS = 200
-# The CPU time of the longest callback the loop ran: 2-3 ms measured; 34 ms when every client loaded its CA
+# The CPU time of the longest callbacks the loop ran: 2-7 ms measured; 34 ms when every client loaded its CA
 # bundle on the loop (then 200 starts stalled the loop for 5.5 s). CPU, not wall time, so that other load
-# on the machine cannot fail the test.
+# on the machine cannot fail the test. A busy machine still adds a rare outlier (20 ms once in a compat run:
+# page faults, a cache flushed by the other worker), so ALLOWED_OUTLIERS callbacks may pass the bound; a
+# stall of the triggers' own making is in every trigger's callbacks, hundreds of them.
 STALL_BOUND_SECONDS = 0.015
+ALLOWED_OUTLIERS = 2
 
 _PROGRAM = textwrap.dedent(
     """
@@ -80,7 +83,8 @@ _PROGRAM = textwrap.dedent(
         stop.set()
         await tick
         statuses = sorted({status for result in results for status in result})
-        summary = {"max_lag": max(lags), "max_callback_cpu": max(callback_cpu), "statuses": statuses}
+        longest = sorted(callback_cpu)[-5:]
+        summary = {"max_lag": max(lags), "longest_callbacks_cpu": longest, "statuses": statuses}
         print(json.dumps({**summary, "events": sum(map(len, results))}))
 
     asyncio.run(main(int(sys.argv[1]), sys.argv[2], sys.argv[3]))
@@ -106,6 +110,7 @@ def test_many_triggers_never_stall_the_loop(sandbox: SandboxServer, hook: Analyt
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["events"] == WAITS
     assert result["statuses"] == ["timeout"]  # every wait polled to its deadline, none failed
+    longest = result["longest_callbacks_cpu"]
     print(f"{WAITS} triggers: max loop lag {result['max_lag'] * 1000:.0f} ms, "
-          f"longest callback {result['max_callback_cpu'] * 1000:.1f} ms CPU")  # fmt: skip
-    assert result["max_callback_cpu"] < STALL_BOUND_SECONDS, result
+          f"longest callbacks {[round(cpu * 1000, 1) for cpu in longest]} ms CPU")  # fmt: skip
+    assert longest[-1 - ALLOWED_OUTLIERS] < STALL_BOUND_SECONDS, result
