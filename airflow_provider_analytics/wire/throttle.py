@@ -14,7 +14,8 @@ octokit's throttling plugin queues all requests of a token behind one limiter:
   window, the window learnt from how ``Reset`` moves): pacing starts when a window is nearly used up, a window
   used up pauses until ``Reset``. Without headers it comes from 429s alone: the rate a refusal came at is a
   ceiling; the pace restarts just under it and creeps back over it slowly (a cubic curve, as TCP CUBIC
-  probes a path), so the platform refuses about one request per probe instead of four per answer. No second
+  probes a path), so the platform refuses about one request per probe instead of four per answer. With
+  headers a refusal while pacing does the same under their cap: other processes share the token. No second
   holds more sends than the pace allows: late sends (a busy event loop) catch up without overrunning a window.
 - **Recovered** when for :data:`RECOVER_SECONDS` no request had to wait and none was refused.
 
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_analytics.wire.rate_headers import RateHeaders
+from airflow_provider_analytics.wire.recent import LastSecondCount
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
@@ -111,9 +113,7 @@ class RateLimiter:
         self._anchor_time = 0.0
         self._sent: deque[float] = deque(maxlen=SENT_LOG_MAX)
         self._last_delayed = -math.inf
-        # Successes in the last second, in ten buckets of 0.1 s: the rate a first refusal came at.
-        self._buckets = [0] * 10
-        self._bucket_at = 0
+        self._successes = LastSecondCount()  # the rate a first refusal came at
         # Figures for the log lines and for snapshot().
         self._since = 0.0
         self.refusals = 0
@@ -209,11 +209,11 @@ class RateLimiter:
         rate_headers = RateHeaders.parse(headers, time.time()) if "X-RateLimit-Limit" in headers else None
         if rate_headers is None and not self.throttled:
             if status < 400:
-                self._count_success(now)
+                self._successes.add(now)
             return
         with self._lock:
             if status < 400:
-                self._count_success(now)
+                self._successes.add(now)
             if rate_headers is not None:
                 self._learn(rate_headers, now)
 
@@ -233,22 +233,27 @@ class RateLimiter:
             self._pause(now + pause)
             # A refusal while nobody waits for a turn is not about this process's pace (another process on the
             # token, a proxy): it pauses, and cuts nothing; else random refusals would ratchet the pace down.
+            # With the X-RateLimit headers too: a refusal while pacing under their cap means other processes share
+            # the token, so this one's share of the limit is smaller than the headers say. Each process cuts its own
+            # pace and probes back (as TCP flows share a path), instead of every process keeping 95 % of the limit
+            # and all of them meeting refusals at each window's start.
             binding = now - self._last_delayed < BINDING_SECONDS
-            # With the headers' window known, the headers pace (and pause at Remaining 0, which counts the other
-            # processes on the token too): a refusal pauses but sets no ceiling of its own below theirs.
-            headers_pace = self._window is not None and self._header_cap is not None
-            if sent_at >= self._episode_at and not (self.throttled and (not binding or headers_pace)):
+            if sent_at >= self._episode_at and not (self.throttled and not binding):
                 if self.throttled:
                     self._regrow(now)
                     quick = now - self._probe_from < QUICK_REFUSAL_SECONDS
                     # The pace it came at; but a pace far below what the platform just accepted was still being
                     # learnt (from a window's last requests) and says nothing about the limit.
-                    accepted = self._recent_successes(now)
+                    accepted = self._successes.total(now)
                     came_at = accepted if self._rate < accepted / 2 else self._rate
                     self._ceiling = came_at * (QUICK_REFUSAL_CUT if quick else 1.0)
                 else:
-                    self._start(now, "learned from 429 answers")
-                    self._ceiling = self._recent_successes(now)
+                    self._ceiling = self._successes.total(now)
+                    # With no success counted, the headers alone give the pace (_paced): say so in the log line.
+                    by_headers = self._header_cap is not None and not self._ceiling
+                    self._start(
+                        now, "from a 429 and the X-RateLimit headers" if by_headers else "learned from 429 answers"
+                    )
                 self._episode_at = now
                 self._restart_pace(self._pause_until)
             self.refusals += 1
@@ -389,23 +394,3 @@ class RateLimiter:
             self._longest_wait,
             self._rate,
         )
-
-    def _count_success(self, now: float) -> None:
-        bucket = self._move_ring(now)  # before indexing: moving may put a new list in place
-        self._buckets[bucket % len(self._buckets)] += 1
-
-    def _move_ring(self, now: float) -> int:
-        """Empty the buckets that fell out of the last second; the bucket ``now`` falls in."""
-        bucket = int(now * 10)
-        if bucket - self._bucket_at >= len(self._buckets):
-            self._buckets = [0] * len(self._buckets)
-        else:
-            for stale in range(self._bucket_at + 1, bucket + 1):
-                self._buckets[stale % len(self._buckets)] = 0
-        self._bucket_at = max(self._bucket_at, bucket)
-        return bucket
-
-    def _recent_successes(self, now: float) -> float:
-        """Successful answers in the last second: the rate a first refusal came at."""
-        self._move_ring(now)
-        return float(sum(self._buckets))

@@ -265,16 +265,27 @@ def test_the_expected_wait_counts_the_queue_and_the_pause() -> None:
     assert limiter.expected_wait(T0 + 0.6) == pytest.approx(0.9 + 1.0, abs=0.05)
 
 
-def test_with_the_window_known_a_refusal_pauses_but_the_headers_keep_the_pace() -> None:
-    """Other processes on the token make the platform refuse some of this one's requests: the headers already
-    count them (Remaining), so the pace stays theirs instead of falling to whatever pace a refusal came at."""
+def test_with_the_headers_a_refusal_while_pacing_cuts_this_process_share() -> None:
+    """Other processes on the token make the platform refuse some of this one's requests although it paces under
+    the headers' cap: each refusal while the pace binds cuts this process's pace (its share of the limit is
+    smaller than the headers say), and the pace creeps back towards the cap when refusals stop."""
     limiter = RateLimiter("x")
     reset = float(int(time.time()) + 1)
     limiter.answered(200, _headers(3, 0, reset), T0)
     limiter.answered(200, _headers(3, 2, reset + 1), T0 + 1)
-    now = T0 + 1.1
-    for turn in [limiter.take_turn(now) for _ in range(10)]:  # a queue: the pace binds
+    first = limiter.take_turn(T0 + 1.1)
+    assert first is not None
+    now = go(limiter, first, T0 + 1.1)
+    assert limiter.snapshot()["rate"] == pytest.approx(0.95 * 3, rel=0.01)
+    for turn in [limiter.take_turn(now) for _ in range(3)]:  # a queue: the pace binds
         assert turn is not None
         now = go(limiter, turn, now)
         limiter.refused(1.0, sent_at=now, now=now, max_pause=120)
+    cut = limiter.snapshot()["rate"]
+    assert cut < 0.95 * 3 * 0.9
+    for _ in range(10):  # 200 s past the probe time, two requests at a time: back at the headers' cap, not over
+        now += 20
+        for turn in [limiter.take_turn(now) for _ in range(2)]:
+            assert turn is not None
+            now = go(limiter, turn, now)
     assert limiter.snapshot()["rate"] == pytest.approx(0.95 * 3, rel=0.01)
