@@ -40,7 +40,9 @@ LOST_EVENT_WINDOW = 3.0
 WAITING_TASKS = {*WAITS_FOR_THE_END, ("soak_report_local", "fresh"), ("soak_report_s3", "fresh"),
                  ("soak_fire_and_forget", "events_fresh")}  # fmt: skip
 # The event-driven DAG's watcher: one wait for the whole soak, the only poller of its path.
-WATCHED_PATH = "/v1/data-sources/ds_warehouse/sync"
+# The data source the event trigger watches (dags/soak_events.py) and the asset its syncs update.
+WATCHED_SOURCE, WATCHED_ASSET = "ds_warehouse", "soak-warehouse-synced"
+WATCHED_PATH = f"/v1/data-sources/{WATCHED_SOURCE}/sync"
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from typing import Any
 
 import psutil
 from accounting import (
+    WATCHED_ASSET,
+    WATCHED_SOURCE,
     Collected,
     LimitRecord,
     Violation,
@@ -35,6 +37,7 @@ from accounting import (
     nothing_left_in_flight,
     one_piece_of_work_per_attempt_chain,
     sync_events_exactly_once,
+    when,
 )
 from health import Health
 from limit_accounting import (
@@ -98,16 +101,48 @@ def wait_until(what: str, done: Any, seconds: float) -> None:
         time.sleep(3)
 
 
+def queued_asset_events(deployment: SoakDeployment, dag_id: str) -> int:
+    """Asset events that will start a run of ``dag_id`` but have not yet: the DAG is at its max_active_runs."""
+    return int(deployment.c.api("GET", f"/dags/{dag_id}/assets/queuedEvents")["total_entries"])
+
+
+def newest_sync_reported(deployment: SoakDeployment) -> bool:
+    """Every sync of the watched source has ended, and the event trigger has reported the newest one."""
+    syncs = deployment.sandbox(f"/_sandbox/data-sources/{WATCHED_SOURCE}/syncs")["data"]
+    ended = [when(sync["finished_at"]) for sync in syncs if sync["outcome"] == "synced"]
+    if not ended:
+        return True
+    newest = max(ended)
+    if newest > time.time():
+        return False
+    return any(when(event["extra"]["payload"]["last_synced_at"]) >= newest
+               for event in deployment.asset_events(WATCHED_ASSET))  # fmt: skip
+
+
+def event_runs_settled(deployment: SoakDeployment) -> bool:
+    """No event-driven or canary run in flight, and none queued behind one: the event DAG runs one at a time, so
+    between two of its runs nothing is in flight for a moment while the next one's events are queued."""
+    busy = in_flight(deployment, EVENT_DAG) + in_flight(deployment, CANARY_DAG)
+    return busy == 0 and queued_asset_events(deployment, EVENT_DAG) == 0
+
+
 def drain(deployment: SoakDeployment, load: Load, health: Health) -> None:
     """Let every run in flight finish: the load's first (syncs go on: sensors wait for them), then the rest."""
     load.stop_triggering()
     seconds = deployment.plan.drain_seconds
     wait_until("the load's runs finishing", lambda: sum(in_flight(deployment, d) for d in LOAD_DAGS) == 0, seconds)
     health.stop()
-    time.sleep(8)  # the last syncs finish and the watcher sees them before the syncs stop
     load.stop()
-    wait_until("the event-driven and canary runs finishing",
-               lambda: in_flight(deployment, EVENT_DAG) + in_flight(deployment, CANARY_DAG) == 0, seconds)  # fmt: skip
+    wait_until("the event trigger reporting the last sync", lambda: newest_sync_reported(deployment), seconds)
+    wait_until("the event-driven and canary runs finishing", lambda: settled_twice(deployment), seconds)
+
+
+def settled_twice(deployment: SoakDeployment) -> bool:
+    """Settled, and still settled a poll later: the last asset event becomes a run in the scheduler's next loop."""
+    if not event_runs_settled(deployment):
+        return False
+    time.sleep(3)
+    return event_runs_settled(deployment)
 
 
 def collect(deployment: SoakDeployment, operations: Operations, limit: LimitRecord, load: tuple[float, float]
@@ -135,8 +170,8 @@ def collect(deployment: SoakDeployment, operations: Operations, limit: LimitReco
         reports=deployment.sandbox("/_sandbox/reports")["data"],
         requests=requests,
         injected=deployment.sandbox("/_sandbox/chaos")["data"],
-        syncs=deployment.sandbox("/_sandbox/data-sources/ds_warehouse/syncs")["data"],
-        asset_events=deployment.asset_events("soak-warehouse-synced"),
+        syncs=deployment.sandbox(f"/_sandbox/data-sources/{WATCHED_SOURCE}/syncs")["data"],
+        asset_events=deployment.asset_events(WATCHED_ASSET),
         exports=deployment.c.exports, s3_objects=objects, s3_open_uploads=uploads,
         log_files=[path for path in deployment.c.logs.rglob("*") if path.is_file()],
         tokens=list(deployment.tokens), triggerer_stops=list(operations.record.triggerer_stops),
