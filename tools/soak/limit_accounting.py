@@ -41,6 +41,10 @@ REFUSALS_BOUNDED = f"at most {MAX_REFUSED_SHARE:.0%} of requests refused by the 
 # (the 20-s heartbeat timeout, the 5-s retry delay, a free worker slot), with the waits' 5-s or 10-s polls.
 GAP_FLOOR_FACTOR = 5.0
 GAP_MIN_SECONDS = 120.0
+# A gap across more than one triggerer stop has more than one handover in it (the short soak stops the triggerer
+# every 90 s, so a wait can meet two): each further one adds this much (a SIGKILLed triggerer's waits move after
+# its heartbeat times out; a new triggerer starts dozens of triggers on a busy machine).
+GAP_HANDOVER_SECONDS = 60.0
 # How a request that gave up on the platform's rate limit reads, in a log line or a failed try's error: the
 # exception's name, or its text (``429 rate_limited on GET ...``). The throttle's own lines ("Rate limited by the
 # Analytics Platform at ...", "No longer rate limited ...") say it paces, not that anything gave up.
@@ -111,8 +115,13 @@ def gap_floor(collected: Collected, limited: bool) -> float:
     return max(collected.poll_seconds, flight / parts[0].per_second)
 
 
-def gap_bound(floor: float) -> float:
-    return max(GAP_FLOOR_FACTOR * floor, GAP_MIN_SECONDS)
+def gap_bound(floor: float, handovers: int = 1) -> float:
+    """The longest gap allowed: see GAP_FLOOR_FACTOR, GAP_MIN_SECONDS and GAP_HANDOVER_SECONDS.
+
+    :param floor: :func:`gap_floor`.
+    :param handovers: triggerer stops within the gap.
+    """
+    return max(GAP_FLOOR_FACTOR * floor, GAP_MIN_SECONDS) + GAP_HANDOVER_SECONDS * max(0, handovers - 1)
 
 
 def longest_gaps(collected: Collected) -> dict[str, list[tuple[Wait, float, float]]]:
@@ -204,12 +213,13 @@ def no_wait_unanswered_too_long(collected: Collected) -> list[Violation]:
         for start, end in wait.gaps():
             limited = overlaps((start, end), window)
             floor = gap_floor(collected, limited)
-            if end - start <= gap_bound(floor):
-                continue
             stops = [load_time(collected, at) for at, _ in collected.triggerer_stops if start <= at <= end]
+            if end - start <= gap_bound(floor, len(stops)):
+                continue
+            more = f" + {GAP_HANDOVER_SECONDS:g} s x {len(stops) - 1} handovers" if len(stops) > 1 else ""
             detail = (f"GET {wait.path} unanswered for {end - start:.0f} s ({load_time(collected, start)} to "
                       f"{load_time(collected, end)} of the load{', in the limited phase' if limited else ''}): "
-                      f"over max({GAP_FLOOR_FACTOR:g} x floor {floor:.1f} s, {GAP_MIN_SECONDS:g} s)")  # fmt: skip
+                      f"over max({GAP_FLOOR_FACTOR:g} x floor {floor:.1f} s, {GAP_MIN_SECONDS:g} s){more}")  # fmt: skip
             if stops:
                 detail += f"; the triggerer was stopped at {', '.join(stops)}"
             violations.append(Violation(name, wait.run_id, wait.task_id, detail))
