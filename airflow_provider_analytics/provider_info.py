@@ -96,7 +96,7 @@ def get_provider_info() -> dict[str, Any]:
                     "relabeling": {"host": "Base URL", "password": "API token"},
                     "placeholders": {
                         "host": "https://api.analytics.example.com",
-                        "password": "Bearer token for the /v1 API",
+                        "password": "the /v1 API token, without 'Bearer '",
                     },
                 },
                 "conn-fields": {
@@ -133,7 +133,13 @@ def get_provider_info() -> dict[str, Any]:
                     "verify": {
                         "label": "TLS verification",
                         "description": "true, false, or the path of a CA bundle file. Default true.",
-                        "schema": {"type": ["boolean", "string", "null"], "default": True},
+                        # One line on Airflow 3.2+: its form makes a field of several types (no enum, no examples)
+                        # a 6-row text area, and a field whose first type is boolean a switch, which takes no path.
+                        "schema": {
+                            "type": ["string", "boolean", "null"],
+                            "default": True,
+                            "examples": ["true", "false", "/etc/ssl/certs/ca-certificates.crt"],
+                        },
                     },
                     "ui_url": {
                         "label": "Platform UI URL",

@@ -11,7 +11,7 @@ from typing import Any
 
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook, masked_config
-from airflow_provider_analytics.hooks.connection import redact, ui_url_of
+from airflow_provider_analytics.hooks.connection import not_the_api, redact, ui_url_of, with_notes
 from airflow_provider_analytics.hooks.destinations import DownloadResult, download_report_to
 from airflow_provider_analytics.hooks.forms import connection_form_widgets, field_behaviour
 from airflow_provider_analytics.wire import endpoints
@@ -31,6 +31,7 @@ from airflow_provider_analytics.wire.errors import (
     NotFoundError,
     PreconditionFailedError,
     UnauthenticatedError,
+    UnexpectedResponseError,
 )
 from airflow_provider_analytics.wire.models import (
     Chart,
@@ -368,14 +369,12 @@ class AnalyticsHook(AnalyticsBaseHook):
             message = f"{ADVICE_WORKSPACE_FORBIDDEN} {exc.summary}"
         except NotFoundError as exc:  # the probed list exists wherever the API does
             message = f"{ADVICE_NO_API} {exc.summary}"
-        except AnalyticsTLSError as exc:
-            message = f"TLS failed: {exc}"
-        except AnalyticsTimeoutError as exc:
-            message = f"The platform did not answer in time: {exc}"
-        except AnalyticsConnectionError as exc:
-            message = f"Cannot reach the platform: {exc}"
+        except (AnalyticsTLSError, AnalyticsTimeoutError, AnalyticsConnectionError) as exc:
+            message = str(exc)  # it says what to change first, and names the connection (wire/tls.py)
         except AnalyticsAPIError as exc:
             message = f"The platform answered with an error: {exc}"
+        except UnexpectedResponseError as exc:  # the probed list is plain JSON wherever the API is: a wrong host
+            message = not_the_api(conn, probe.base_url, exc.content_type, str(exc))
         except AnalyticsError as exc:
             message = f"The connection is misconfigured: {exc}"
         except AirflowNotFoundException as exc:  # Airflow also says so when a connection's URI or JSON does not parse
@@ -387,5 +386,5 @@ class AnalyticsHook(AnalyticsBaseHook):
             message = f"Could not test the connection: {type(exc).__name__}: {exc}"
         else:
             where = f" (workspace {probe.workspace_id})" if probe.workspace_id else ""
-            return True, f"Connected to the Analytics Platform at {probe.base_url}{where}"
-        return False, redact(message, conn)
+            return True, with_notes(f"Connected to the Analytics Platform at {probe.base_url}{where}", conn)
+        return False, redact(with_notes(message, conn), conn)

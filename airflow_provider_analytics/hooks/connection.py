@@ -3,18 +3,25 @@
 Works for connections in JSON form (extras keep their types) and URI form (extras arrive as strings).
 Every field is checked here, when the connection is read, so a bad one fails before any request with an
 :class:`~airflow_provider_analytics.wire.errors.AnalyticsInputError` that names the connection and the
-field to fix. No message repeats the token or the ``user:password@`` part of a URL.
+field to fix; an unknown extra and a token's ``Bearer`` prefix are warnings instead (:func:`connection_notes`).
+No message repeats the token or the ``user:password@`` part of a URL.
 """
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
+import logging
 import math
+import os
 import re
+import threading
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any, Protocol
 from urllib.parse import SplitResult, urlsplit
 
+from airflow_provider_analytics.hooks.forms import connection_type_info
 from airflow_provider_analytics.wire.config import (
     DEFAULT_MAX_DOWNLOAD_BYTES,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -32,6 +39,17 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 _HOST_NAME = re.compile(r"[\w.-]+")  # a DNS name (IDNA letters too) or an IPv4 address
 _USERINFO = re.compile(r"[^\s/'\"@]+@")
+# "Bearer abc..." copied whole from a curl line or an Authorization header: the client adds the scheme itself.
+_BEARER_PREFIX = re.compile(r"\Abearer(?:\s+|\Z)", re.IGNORECASE)
+# Where new users put the API token when they miss that it is the password.
+_TOKEN_LIKE = {"token", "api_token", "api_key", "apikey", "access_token", "bearer", "bearer_token", "password"}
+# Airflow's REST connection test (POST /api/v2/connections/test: the UI's Test button) tests a copy of the
+# connection under utils.strings.get_random_string(), exported as AIRFLOW_CONN_<ID>; the user's id is not passed on.
+_GENERATED_ID = re.compile(r"[A-Za-z0-9]{8}")
+
+log = logging.getLogger(__name__)
+_warned: set[tuple[str | None, str]] = set()
+_warned_lock = threading.Lock()
 
 
 class ConnectionLike(Protocol):
@@ -52,8 +70,30 @@ class ConnectionLike(Protocol):
     def extra_dejson(self) -> dict[str, Any]: ...
 
 
+def is_generated_test_id(conn_id: str | None) -> bool:
+    """Whether ``conn_id`` is the throw-away id of Airflow's REST connection test, known by its shape (8 letters and
+    digits, a capital among them: 1.3% of random ids have none, and are named) and its ``AIRFLOW_CONN_<ID>``.
+
+    :param conn_id: the connection's id.
+    """
+    if conn_id is None or not _GENERATED_ID.fullmatch(conn_id) or conn_id == conn_id.lower():
+        return False
+    return f"AIRFLOW_CONN_{conn_id.upper()}" in os.environ
+
+
+def connection_name(conn_id: str | None) -> str:
+    """How messages name a connection: ``connection 'analytics_default'``, or ``this connection`` for an id the
+    user never saw (:func:`is_generated_test_id`).
+
+    :param conn_id: the connection's id.
+    """
+    if conn_id is None or is_generated_test_id(conn_id):
+        return "this connection"
+    return f"connection {conn_id!r}"
+
+
 def _bad(conn: ConnectionLike, field: str, problem: str) -> AnalyticsInputError:
-    return AnalyticsInputError(f"connection {conn.conn_id!r}: {field} {problem}")
+    return AnalyticsInputError(f"{connection_name(conn.conn_id)}: {field} {problem}")
 
 
 def _blank(text: str) -> bool:
@@ -126,7 +166,7 @@ def base_url_of(conn: ConnectionLike) -> str:
     host = (conn.host or "").strip()
     if not host:
         raise AnalyticsInputError(
-            f"connection {conn.conn_id!r} has no host: set it to the platform's base URL, e.g. https://api.example.com"
+            f"{connection_name(conn.conn_id)} has no host: set it to the platform's base URL, e.g. https://api.example.com"
         )
     parts = _url(conn, "host (the base URL)", host, default_scheme="https")
     prefix = (conn.schema or "").strip()
@@ -211,14 +251,15 @@ def _verify(conn: ConnectionLike, extras: Mapping[str, Any]) -> bool | str:
     try:
         tls_context(path)
     except AnalyticsInputError as error:
-        raise AnalyticsInputError(f"connection {conn.conn_id!r}: {error}") from None
+        raise AnalyticsInputError(f"{connection_name(conn.conn_id)}: {error}") from None
     return path
 
 
 def _token(conn: ConnectionLike) -> str:
     token = (conn.password or "").strip()  # a pasted token often ends in a newline
+    token = _BEARER_PREFIX.sub("", token, count=1)  # else sent as "Bearer Bearer ..." (connection_notes says so)
     if not token:
-        raise AnalyticsInputError(f"connection {conn.conn_id!r} has no API token: set it as the password")
+        raise AnalyticsInputError(f"{connection_name(conn.conn_id)} has no API token: set it as the password")
     if _blank(token) or not token.isascii():
         raise _bad(conn, "password (the API token)", "must be printable ASCII without spaces: paste the token again")
     return token
@@ -240,6 +281,7 @@ def client_config_from_connection(conn: ConnectionLike) -> ClientConfig:
     :raises AnalyticsInputError: naming the field when one cannot be used; nothing has been sent yet.
     """
     base_url, token, extras = base_url_of(conn), _token(conn), _extras(conn)
+    _warn_once(conn.conn_id, connection_notes(conn, extras))
     ui_url_of(conn, extras)  # checked now, so a bad link setting fails here and not halfway through a task
     seconds = f"a positive number of seconds, at most {MAX_TIMEOUT:g}"
     settings: dict[str, Any] = {
@@ -253,12 +295,86 @@ def client_config_from_connection(conn: ConnectionLike) -> ClientConfig:
         "min_download_rate": _whole(conn, extras, "min_download_rate", DEFAULT_MIN_DOWNLOAD_RATE, 0, math.inf),
         "verify": _verify(conn, extras),
         "allow_insecure_http": _flag(conn, extras, "allow_insecure_http", False),
-        "connection_id": conn.conn_id,  # named by errors that a setting of this connection causes
+        # Named by errors that a setting of this connection causes; not Airflow's random id for a test.
+        "connection_id": None if is_generated_test_id(conn.conn_id) else conn.conn_id,
     }
     try:
         return ClientConfig(base_url=base_url, token=token, **settings)
     except AnalyticsInputError as error:  # plain http:// to a remote host, a workspace id with bad characters
-        raise AnalyticsInputError(f"connection {conn.conn_id!r}: {error}") from None
+        raise AnalyticsInputError(f"{connection_name(conn.conn_id)}: {error}") from None
+
+
+def connection_notes(conn: ConnectionLike, extras: Any = None) -> list[str]:
+    """What the hook ignores or repairs in ``conn`` rather than refusing it, one sentence each: extras this
+    provider does not know (with the nearest known name), a token given with its ``Bearer`` prefix. The hook logs
+    them at WARNING once per connection in a process; ``test_connection()`` ends with them (:func:`with_notes`).
+
+    :param conn: the connection.
+    :param extras: its extras, when they were read already.
+    """
+    name, notes = connection_name(conn.conn_id), []
+    if _BEARER_PREFIX.match((conn.password or "").strip()):
+        notes.append(f"The API token of {name} began with 'Bearer ': the prefix was removed (the hook adds it).")
+    extras = conn.extra_dejson if extras is None else extras
+    if isinstance(extras, Mapping):
+        notes.extend(_unknown_extra(name, str(key)) for key in sorted(extras, key=str) if key not in known_extras())
+    return notes
+
+
+@cache
+def known_extras() -> tuple[str, ...]:
+    """The extras read here: the connection form's fields, in its order. Any other key is ignored with a warning,
+    not refused: connections outlive provider versions."""
+    return tuple(connection_type_info("analytics")["conn-fields"])
+
+
+def _unknown_extra(name: str, key: str) -> str:
+    shown = key if len(key) <= 64 else f"{key[:61]}..."  # a key is the user's text, not a secret, but may be long
+    start = f"Extra {shown!r} of {name} is not a setting of this provider and is ignored"
+    if key.lower() in _TOKEN_LIKE:
+        return f"{start}: the API token goes in the password field."
+    wanted = key.lower().removeprefix("extra__analytics__")  # how Airflow 2.2's form stored its fields
+    nearest = difflib.get_close_matches(wanted, known_extras(), n=1)
+    if nearest:
+        return f"{start}: did you mean {nearest[0]!r}?"
+    return f"{start}; the known extras are {', '.join(known_extras())}."
+
+
+def _warn_once(conn_id: str | None, notes: list[str]) -> None:
+    """Log each note at WARNING once per connection in this process: hooks are built per task and per trigger."""
+    for note in notes:
+        with _warned_lock:
+            if (conn_id, note) in _warned:
+                continue
+            if not is_generated_test_id(conn_id):  # a test's random id never comes back: nothing to remember
+                _warned.add((conn_id, note))
+        log.warning("%s", note)
+
+
+def with_notes(message: str, conn: ConnectionLike | None) -> str:
+    """``message`` and then :func:`connection_notes`: a connection test that passes still says what is ignored.
+
+    :param message: the test's outcome.
+    :param conn: the connection, when it could be read.
+    """
+    notes = connection_notes(conn) if conn is not None else []
+    return " ".join([message if not notes or message.endswith((".", "?", "!")) else f"{message}.", *notes])
+
+
+def not_the_api(conn: ConnectionLike | None, base_url: str, content_type: str | None, detail: str) -> str:
+    """``test_connection()``'s answer to a probe that got what no Analytics API sends (Airflow 3's web server
+    answers any unknown path with 200 and its UI's HTML page).
+
+    :param conn: the connection, for its name.
+    :param base_url: the base URL the probe went to.
+    :param content_type: the answer's ``Content-Type``, when it had one.
+    :param detail: what was wrong with the answer, said unless it was an HTML page.
+    """
+    name = connection_name(conn.conn_id if conn is not None else None)
+    ask = f"not the Analytics API: is the host of {name} the platform's API address?"
+    if "html" in (content_type or "").lower():
+        return f"{base_url} answered with an HTML page, {ask}"
+    return f"{base_url} answered, but {ask} ({detail})"
 
 
 def ui_url_of(conn: ConnectionLike, extras: Mapping[str, Any] | None = None) -> str | None:

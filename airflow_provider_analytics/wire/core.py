@@ -32,21 +32,18 @@ from airflow_provider_analytics.wire.contract import HEADER_REQUEST_ID, HEADER_W
 from airflow_provider_analytics.wire.deadline import current_call_deadline
 from airflow_provider_analytics.wire.endpoints import Call, RequestSpec, list_workflows
 from airflow_provider_analytics.wire.errors import (
-    AnalyticsConnectionError,
     AnalyticsError,
     AnalyticsTimeoutError,
-    AnalyticsTLSError,
     AnalyticsTransportError,
     UnexpectedResponseError,
     api_error_from_response,
     clean_text,
-    is_tls_failure,
     platform_error_object,
 )
 from airflow_provider_analytics.wire.redaction import may_hide_escapes, remember_secret, scrub_body, scrub_value
 from airflow_provider_analytics.wire.retry import parse_retry_after
 from airflow_provider_analytics.wire.throttle import Turn
-from airflow_provider_analytics.wire.tls import tls_context
+from airflow_provider_analytics.wire.tls import root_cause, tls_context, transport_error
 from airflow_provider_analytics.wire.transports import PoolSettings
 
 log = logging.getLogger("airflow_provider_analytics.wire")
@@ -232,6 +229,7 @@ class BaseAnalyticsClient:
                     unknown_route=unknown_route,
                     connection_id=self.config.connection_id,
                     body_over_limit=self._body_over_limit(response),
+                    workspace_id=self.config.workspace_id,
                 )
                 if response.status_code == 429:
                     first_refusal = now if first_refusal is None else first_refusal
@@ -247,8 +245,8 @@ class BaseAnalyticsClient:
             else:  # pragma: no cover - a driver bug, not a platform answer
                 raise TypeError(f"the transport driver sent {reply!r}")
             if wait is None or (call_deadline is not None and time.monotonic() + wait >= call_deadline):
-                if isinstance(reply, httpx.TransportError):
-                    raise error from reply
+                if isinstance(reply, httpx.TransportError):  # the socket's or TLS's error, not httpx's wrappings
+                    raise error from root_cause(reply)
                 raise error
             retries += 1
             log.warning(
@@ -366,27 +364,21 @@ class BaseAnalyticsClient:
         return reply.response.status_code == 404
 
     def _transport_error(self, spec: RequestSpec, exc: httpx.TransportError) -> AnalyticsTransportError:
-        where = f"{spec.method} {self.config.base_url}{spec.path}"
-        if isinstance(exc, httpx.TimeoutException):
-            return AnalyticsTimeoutError(
-                f"{where} timed out after {self.config.timeout:g} s ({type(exc).__name__})",
-                method=spec.method,
-                path=spec.path,
-            )
-        if is_tls_failure(exc):
-            return AnalyticsTLSError(
-                f"{where}: TLS handshake failed ({clean_text(exc)}); check the certificate or the 'verify' extra",
-                method=spec.method,
-                path=spec.path,
-            )
-        return AnalyticsConnectionError(
-            f"{where}: connection failed ({type(exc).__name__}: {clean_text(exc)})", method=spec.method, path=spec.path
+        config = self.config
+        return transport_error(
+            exc,
+            method=spec.method,
+            path=spec.path,
+            base_url=config.base_url,
+            timeout=config.timeout,
+            connection_id=config.connection_id,
         )
 
     @staticmethod
     def _decode(call: Call[T], answer: Answer) -> T:
         response, spec = answer.response, call.spec
         request_id = clean_text(response.headers.get(HEADER_REQUEST_ID, ""), 200) or None
+        content_type = clean_text(response.headers.get("content-type", ""), 200) or None
         try:
             body = loads_json(answer.body) if answer.body else None
             if answer.body and may_hide_escapes(answer.body):
@@ -396,8 +388,11 @@ class BaseAnalyticsClient:
                 f"{spec.method} {spec.path} answered {response.status_code} with a body that is not JSON "
                 "(or is nested too deeply to read)",
                 request_id=request_id,
+                content_type=content_type,
             ) from None
         try:
             return call.parse(body)
         except UnexpectedResponseError as exc:
-            raise type(exc)(f"{spec.method} {spec.path}: {exc}", request_id=request_id) from None
+            raise type(exc)(
+                f"{spec.method} {spec.path}: {exc}", request_id=request_id, content_type=content_type
+            ) from None

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import ssl
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,10 +28,13 @@ class UnexpectedResponseError(AnalyticsError):
 
     :param message: what was wrong, naming the request.
     :param request_id: the ``X-Request-Id`` of the answer, when it had one.
+    :param content_type: the answer's ``Content-Type``, when its body was read: an HTML page says that something
+        other than the platform answered (Airflow's own web server, a proxy's page).
     """
 
-    def __init__(self, message: str, *, request_id: str | None = None) -> None:
+    def __init__(self, message: str, *, request_id: str | None = None, content_type: str | None = None) -> None:
         self.request_id = request_id
+        self.content_type = content_type
         if request_id and request_id not in message:
             message = f"{message} (request id {request_id})"
         super().__init__(message)
@@ -71,8 +73,10 @@ def connection_advice(status: int, *, unknown_route: bool = False) -> str | None
 class AnalyticsAPIError(AnalyticsError):
     """The platform answered with an error status.
 
-    ``str()`` is :attr:`summary` (status, type, request, message, request id) followed, for a rejected
-    token, a refused workspace or a base URL without the API, by :attr:`advice` naming the connection.
+    ``str()`` is :attr:`summary` (status, type, request, for a missing resource where it was looked for, message,
+    request id) followed, for a rejected token, a refused workspace or a base URL without the API, by
+    :attr:`advice` naming the connection. ``details`` that only repeat the message, and the message's leading
+    restatement of the type (``invalid request: ...``), are left out of ``str()``, not out of the attributes.
 
     :param message: the platform's message (or a description of the unreadable body).
     :param status: the HTTP status code.
@@ -83,6 +87,7 @@ class AnalyticsAPIError(AnalyticsError):
     :param path: the request's path, for the message.
     :param advice: what to change in the connection (:func:`connection_advice`), when a setting is the cause.
     :param connection_id: the connection the client was built from, named next to the advice.
+    :param scope: where a missing resource was looked for, said after the request (``workspace 'ws_1'``).
     """
 
     def __init__(
@@ -97,6 +102,7 @@ class AnalyticsAPIError(AnalyticsError):
         path: str | None = None,
         advice: str | None = None,
         connection_id: str | None = None,
+        scope: str | None = None,
     ) -> None:
         self.message = message
         self.status = status
@@ -107,6 +113,7 @@ class AnalyticsAPIError(AnalyticsError):
         self.path = path
         self.advice = advice
         self.connection_id = connection_id
+        self.scope = scope
         self.summary = self._describe()
         self._text = self.summary + self._advice_text()
         super().__init__(self._text)
@@ -120,17 +127,46 @@ class AnalyticsAPIError(AnalyticsError):
 
     def _describe(self) -> str:
         where = f" on {self.method} {self.path}" if self.method and self.path else ""
+        where += f" in {self.scope}" if self.scope else ""
         rid = f" (request id {self.request_id})" if self.request_id else ""
         detail = ""
-        if self.details:
+        if self.details and not _said_in(clean_text(self.message).casefold(), self.details):
             try:
                 detail = "; details: " + clean_text(json.dumps(self.details, sort_keys=True, default=str))
             except (ValueError, TypeError, RecursionError):
                 detail = "; details: (unreadable)"
-        return f"{self.status} {self.error_type}{where}: {self.message}{detail}{rid}"
+        return f"{self.status} {self.error_type}{where}: {_without_type(self.message, self.error_type)}{detail}{rid}"
 
     def __str__(self) -> str:
         return self._text
+
+
+def _without_type(message: str, error_type: str) -> str:
+    """``message`` without a leading restatement of ``error_type`` (``invalid request: ...``), said just before."""
+    restated = f"{error_type.replace('_', ' ')}:"
+    rest = message[len(restated) :].strip() if message.casefold().startswith(restated.casefold()) else ""
+    return rest or message
+
+
+def _said_in(message: str, details: object) -> bool:
+    """Whether ``details`` only repeat ``message`` (casefolded): each text or number in them appears there, and
+    so does each field name that maps to one. The keys of a record in a list (``[{"field": ..., "message": ...}]``)
+    are its schema, not fields, so they need not. Details of over 200 parts are not compared, only shown.
+    """
+    pending: list[tuple[str | None, object, bool]] = [(None, details, False)]  # (its field name, part, in a list)
+    for _ in range(_MOST_DETAIL_PARTS):
+        if not pending:
+            return True
+        field, part, in_list = pending.pop()
+        if isinstance(part, (Mapping, list)) and len(part) > _MOST_DETAIL_PARTS:
+            return False
+        if isinstance(part, Mapping):
+            pending.extend((None if in_list else str(key), value, False) for key, value in part.items())
+        elif isinstance(part, list):
+            pending.extend((None, item, True) for item in part)
+        elif any(text not in (None, "") and clean_text(text).casefold() not in message for text in (field, part)):
+            return False
+    return not pending
 
 
 class InvalidRequestError(AnalyticsAPIError):
@@ -240,6 +276,7 @@ _DEFAULT_TYPE_BY_STATUS = {
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 MAX_TEXT = 1000
+_MOST_DETAIL_PARTS = 200  # a hostile body's huge details are shown cut short rather than compared part by part
 
 
 def clean_text(value: object, limit: int = MAX_TEXT) -> str:
@@ -290,6 +327,7 @@ def api_error_from_response(
     unknown_route: bool = False,
     connection_id: str | None = None,
     body_over_limit: int | None = None,
+    workspace_id: str | None = None,
 ) -> AnalyticsAPIError:
     """Build the typed error for an error response, whatever its body looks like.
 
@@ -299,6 +337,8 @@ def api_error_from_response(
     :param unknown_route: for a 404, the caller found that the base URL has no /v1 API.
     :param connection_id: the connection to name next to the advice.
     :param body_over_limit: the size limit the body passed, when it was therefore not read (``body`` is empty).
+    :param workspace_id: the workspace the request was sent to (``None``: the token's default), named in a 404
+        for a missing resource together with the connection.
     """
     request_id = _short_text(headers.get(HEADER_REQUEST_ID))
     error_type = _DEFAULT_TYPE_BY_STATUS.get(status, "internal" if status >= 500 else "unknown")
@@ -326,11 +366,22 @@ def api_error_from_response(
         "path": path,
         "advice": connection_advice(status, unknown_route=unknown_route),
         "connection_id": connection_id,
+        "scope": _missing_resource_scope(workspace_id, connection_id) if status == 404 and not unknown_route else None,
     }
     cls = error_class_for(status)
     if cls is RateLimitedError:
         return RateLimitedError(message, retry_after=retry_after, **kwargs)
     return cls(message, **kwargs)
+
+
+def _missing_resource_scope(workspace_id: str | None, connection_id: str | None) -> str:
+    """Where a missing resource was looked for: a 404 alone does not say that another workspace may have it."""
+    if workspace_id:
+        workspace = f"workspace {clean_text(workspace_id, 250)!r}"
+        return f"{workspace} (connection {clean_text(connection_id, 250)!r})" if connection_id else workspace
+    if connection_id:
+        return f"the token's default workspace (connection {clean_text(connection_id, 250)!r} sets no workspace_id)"
+    return "the token's default workspace"
 
 
 def _describe_unreadable_body(status: int, headers: Mapping[str, str], body: bytes, over_limit: int | None) -> str:
@@ -348,15 +399,3 @@ def _byte_size(count: int) -> str:
         if count >= size and count % size == 0:
             return f"{count // size} {unit}"
     return f"{count} B"
-
-
-def is_tls_failure(exc: BaseException) -> bool:
-    """Tell whether a transport error was caused by TLS (walks the exception's cause chain)."""
-    seen: BaseException | None = exc
-    for _ in range(10):
-        if seen is None:
-            return False
-        if isinstance(seen, ssl.SSLError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False

@@ -81,11 +81,12 @@ def test_test_connection_unreachable(
 def test_test_connection_tls_failure(
     sandbox: SandboxServer, hooks: list[AnalyticsHook], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # https:// to the sandbox's plain-HTTP port: the TLS handshake fails.
+    # https:// to the sandbox's plain-HTTP port: the TLS handshake fails, and the message says how to fix it.
     set_json_connection(monkeypatch, host=sandbox.base_url.replace("http://", "https://"), password=sandbox.token)
     ok, message = new_hook(hooks).test_connection()
     assert ok is False
-    assert "TLS" in message
+    assert message.startswith(f"{sandbox.base_url.replace('http://', 'https://')} speaks plain HTTP, not HTTPS: ")
+    assert f"write {sandbox.base_url}" in message
 
 
 def test_test_connection_https_is_the_default_scheme(
@@ -96,7 +97,7 @@ def test_test_connection_https_is_the_default_scheme(
     assert hook.client.config.base_url.startswith("https://")
     ok, message = hook.test_connection()
     assert ok is False
-    assert "TLS" in message
+    assert f"speaks plain HTTP, not HTTPS: write {sandbox.base_url}" in message
 
 
 def test_test_connection_wrong_path_prefix(
