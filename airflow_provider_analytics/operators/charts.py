@@ -160,7 +160,10 @@ class GetChartDataOperator(AnalyticsBaseOperator):
                     "destination to write them to a file instead of XCom"
                 )
             collected.append(row)
-        return {"chart_id": self.chart_id, "columns": rows.columns or [], "rows": collected}
+        columns = rows.columns or []
+        self.log.info("Read %d rows of chart %s (%d columns), returned through XCom", len(collected), self.chart_id,
+                      len(columns))  # fmt: skip
+        return {"chart_id": self.chart_id, "columns": columns, "rows": collected}
 
     def _write(self, rows: ChartRows, out: BinaryIO, progress: TransferProgress) -> int:
         text = io.TextIOWrapper(out, encoding="utf-8", newline="")

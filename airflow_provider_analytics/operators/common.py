@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import math
+import time
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import cached_property
@@ -16,6 +17,8 @@ from airflow.providers.common.compat.sdk import BaseOperator, Context
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
 from airflow_provider_analytics.lineage.recording import RESULT, keep
 from airflow_provider_analytics.operators.errors import FinalFailure, why_final
+from airflow_provider_analytics.operators.links import AnalyticsLink
+from airflow_provider_analytics.version_compat import link_xcom_key
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
@@ -149,6 +152,12 @@ class AnalyticsBaseOperator(HookOwner, BaseOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
+    # The URL of each extra link this try pushed, by XCom key (``""``: none), where this process knows it: from
+    # the start of a try (``execute``) on, and handed across a deferral; ``None`` elsewhere (DAG parsing, the UI,
+    # the resume of a deferral made by an earlier release of this provider). ``AnalyticsLink.get_link`` answers
+    # from it instead of reading an XCom that may not exist (operators/links.py).
+    pushed_links: dict[str, str] | None = None
+
     def __init__(self, *, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.analytics_conn_id = analytics_conn_id
@@ -157,3 +166,40 @@ class AnalyticsBaseOperator(HookOwner, BaseOperator):
         """A link into the platform UI, or ``None`` when the connection has no ``ui_url``."""
         base = self.hook.ui_url
         return f"{base}/{path.lstrip('/')}" if base else None
+
+    def publish_link(self, context: Context, link: type[AnalyticsLink], path: str) -> None:
+        """Push the link to ``path`` in the platform UI (nothing without ``ui_url``), and note what was pushed.
+
+        :param context: the task's context.
+        :param link: the link's class.
+        :param path: the page in the platform UI.
+        """
+        url = self.ui_link(path)
+        link.persist(context, url)
+        self.pushed_links = {**(self.pushed_links or {}), link_xcom_key(link()): url or ""}
+
+
+def handed_links(deferral: object) -> dict[str, str] | None:
+    """The links a task pushed before it deferred, from the ``deferral`` it handed to its resume.
+
+    :param deferral: ``execute_complete``'s ``deferral`` argument (``None`` from a deferral of an earlier release).
+    """
+    links = deferral.get("links") if isinstance(deferral, Mapping) else None
+    if not isinstance(links, Mapping):
+        return None
+    return {str(key): str(url or "") for key, url in links.items()}
+
+
+def resumed_line(what: str, event: Mapping[str, Any], deferral: object) -> str:
+    """The INFO line of a task resumed from the triggerer: what it waited for, how that ended, and how long.
+
+    :param what: the work waited for (``Wait.describe()``).
+    :param event: the checked trigger event.
+    :param deferral: ``execute_complete``'s ``deferral`` argument (its ``at``: epoch seconds when the task deferred).
+    """
+    at = deferral.get("at") if isinstance(deferral, Mapping) else None
+    waited = ""
+    if isinstance(at, (int, float)) and not isinstance(at, bool):
+        # Measured on the resuming worker's clock, not the deferring one's: never report a negative wait.
+        waited = f" after {max(0.0, time.time() - at):.1f} s"
+    return f"Resumed from the triggerer{waited} waiting for {what}: {event.get('status')} ({event.get('message')})"

@@ -45,7 +45,7 @@ class _DashboardOperator(AnalyticsBaseOperator):
 
     def _publish(self, context: Context, dashboard: Any) -> dict[str, Any]:
         context["ti"].xcom_push(key="dashboard_id", value=dashboard.get("id"))
-        DashboardLink.persist(context, self.ui_link(f"dashboards/{dashboard.get('id')}"))
+        self.publish_link(context, DashboardLink, f"dashboards/{dashboard.get('id')}")
         self.log.info("Dashboard %s (%s) is at version %s", dashboard.get("id"), self.name, dashboard.get("version"))
         return dict(dashboard)
 
@@ -80,6 +80,7 @@ class CreateDashboardOperator(_DashboardOperator):
 
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
+        self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
         self._check_templated()
         endpoints.create_dashboard(self.name, self.description, self.tags, self.layout)  # validates, sends nothing
         if self.update_existing:
@@ -124,6 +125,7 @@ class UpdateDashboardOperator(_DashboardOperator):
 
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
+        self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
         self._check_templated()
         version: Any = self.if_match
         if isinstance(version, str):

@@ -116,6 +116,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     @task_step
     def execute(self, context: Context) -> Any:
+        self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
         self.validate()
         self._deadline = self.begin_wait(context)
         return self.execute_resumable(context)
@@ -216,13 +217,19 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         return dict(self._last_seen(external_id))
 
     @task_step
-    def execute_complete(self, context: Context, event: Any = None) -> Any:
-        """Resume after the trigger fired: check the event is ours and well-formed, then finish."""
+    def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> Any:
+        """Resume after the trigger fired: check the event is ours and well-formed, then finish.
+
+        :param context: the task's context.
+        :param event: the trigger's event.
+        :param deferral: what the deferring process handed over (:meth:`deferral`).
+        """
         if self.replayed_from_earlier_try(event, context):
             return self.execute(context)
         store = context.get("task_state_store")
         started = store.get(self.external_id_key) if store is not None else None
-        wait, resource, outcome = self.resume(event, self.waiting_on(started) if started is not None else None)
+        expected = self.waiting_on(started) if started is not None else None
+        wait, resource, outcome = self.resume(event, expected, deferral)
         return self._finish(wait, resource, outcome)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
@@ -281,23 +288,22 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     def _finish(self, wait: Wait, resource: Mapping[str, Any], outcome: str) -> dict[str, Any]:
         if outcome != "success":
             self.failed(wait, resource)
-        self.log.info("%s is %s", wait.describe(), resource.get("status"))
+        self.log.info("%s", wait.state_of(resource))
         return dict(resource)
 
     def failed(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
         if self._killed:
             raise RemoteJobFailed(
-                f"the task was killed; {wait.describe()} "
-                + ("was cancelled" if self.cancel_on_kill else f"is {resource.get('status')} (cancel_on_kill is off)")
+                f"the task was killed; {wait.describe()} was cancelled"
+                if self.cancel_on_kill
+                else f"the task was killed; {wait.state_of(resource)} (cancel_on_kill is off)"
             )
         super().failed(wait, resource)
 
     def give_up(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
         """Cancel the work (with ``cancel_on_kill``), then fail the task for its timeout."""
         cancelled = self.cancel_on_kill and self._cancel_quietly(wait)
-        raise RemoteJobTimeout(
-            self.timeout_message(wait, resource) + ("; it was cancelled" if cancelled else "; it was NOT cancelled")
-        )
+        raise RemoteJobTimeout(self.timeout_message(wait, resource, cancelled=cancelled))
 
     def _cancel_quietly(self, wait: Wait) -> bool:
         cancel = wait.cancel()

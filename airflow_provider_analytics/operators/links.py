@@ -5,6 +5,7 @@ The Airflow UI shows them on the task instance's Details tab (Airflow 3) or in i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from airflow.providers.common.compat.sdk import BaseOperatorLink, Context
@@ -18,7 +19,23 @@ class AnalyticsLink(BaseOperatorLink):
     name = "Analytics Platform"
 
     def get_link(self, operator: Any, *, ti_key: Any) -> str:
-        return link_url(ti_key, link_xcom_key(self))
+        """The URL the task pushed, ``""`` when it pushed none.
+
+        Airflow 3 asks every link once more as the task ends, in the task's own process and with the live
+        operator, and stores the answer under the link's key. Reading an XCom that was never pushed there (a
+        task that failed before it started its work, a connection without ``ui_url``) makes the task's supervisor
+        log ``XCom not found`` at ERROR, and no public read is quiet for one map index of a mapped task. So an
+        operator that knows what this try pushed (``pushed_links``, kept across a deferral) answers without a
+        read; anyone else (Airflow 2.11's web server, which reads the XCom table quietly) reads the XCom.
+
+        :param operator: the task (live in the task's process; deserialized in the UI).
+        :param ti_key: the task instance (key) Airflow asks for.
+        """
+        key = link_xcom_key(self)
+        pushed = getattr(operator, "pushed_links", None)
+        if isinstance(pushed, Mapping):
+            return str(pushed.get(key) or "")
+        return link_url(ti_key, key)
 
     @classmethod
     def persist(cls, context: Context, url: str | None) -> None:

@@ -87,7 +87,7 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
 
     def publish(self, context: Context, external_id: Any) -> None:
         context["ti"].xcom_push(key="report_id", value=external_id)
-        ReportLink.persist(context, self.ui_link(f"reports/{external_id}"))
+        self.publish_link(context, ReportLink, f"reports/{external_id}")
 
 
 class DownloadReportOperator(ReportWaiting):
@@ -140,11 +140,16 @@ class DownloadReportOperator(ReportWaiting):
         return self._download(context, report)
 
     @task_step
-    def execute_complete(self, context: Context, event: Any = None) -> str:
-        """Resume once the report is ready (or the wait failed), then download."""
+    def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> str:
+        """Resume once the report is ready (or the wait failed), then download.
+
+        :param context: the task's context.
+        :param event: the trigger's event.
+        :param deferral: what the deferring process handed over (``RemoteWaitOperator.deferral``).
+        """
         if self.replayed_from_earlier_try(event, context):
             return self.execute(context)
-        wait, report, outcome = self.resume(event, self.waiting_on(self.report_id))
+        wait, report, outcome = self.resume(event, self.waiting_on(self.report_id), deferral)
         if outcome == "failure":
             self.failed(wait, report)
         return self._download(context, report)

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import Context, conf
 
-from airflow_provider_analytics.operators.common import AnalyticsBaseOperator, poll_seconds, seconds
+from airflow_provider_analytics.operators.common import (
+    AnalyticsBaseOperator,
+    handed_links,
+    poll_seconds,
+    resumed_line,
+    seconds,
+)
 from airflow_provider_analytics.operators.errors import (
     RemoteJobFailed,
     RemoteJobTimeout,
@@ -43,6 +49,8 @@ DEFER_BACKSTOP_SECONDS = 300.0
 # Stop waiting this long before the task's execution_timeout (a tenth of it, at most 15 s), so our own
 # deadline fires first and ends the wait cleanly instead of Airflow killing the task.
 EXECUTION_TIMEOUT_MARGIN = 15.0
+# The status before the first look: unlike any status (None included), so the first state seen is logged.
+_NOTHING_SEEN = object()
 # The failures of a wait are defined in operators/errors.py and exported here, where they are raised.
 __all__ = [
     "RemoteJobFailed",
@@ -141,6 +149,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :raises RemoteJobTimeout: at the deadline.
         :raises RemoteWaitError: a poll failed (the client's error is its ``__cause__``).
         """
+        last_status: object = _NOTHING_SEEN
         while (result := wait.outcome(resource)) is None:
             remaining = None if deadline is None else deadline - time.time()
             if remaining is not None and remaining <= 0:
@@ -150,8 +159,13 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
                     trigger=self.make_trigger(wait, deadline),
                     method_name="execute_complete",
                     timeout=None if remaining is None else timedelta(seconds=remaining + DEFER_BACKSTOP_SECONDS),
+                    kwargs={"deferral": self.deferral()},
                 )
-            self.log.info("%s is %s; next check in %g s", wait.describe(), resource.get("status"), self.poll_interval)
+            # A state change at INFO (the first state seen counts as one), a poll that saw none at DEBUG: a wait
+            # of hours must not fill the task log with one line per poll.
+            log = self.log.info if resource.get("status") != last_status else self.log.debug
+            last_status = resource.get("status")
+            log("%s; next check in %g s", wait.state_of(resource), self.poll_interval)
             time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
             try:
                 # A poll waits out the platform's rate limit (its 429s do not use up the client's retries), but
@@ -198,17 +212,34 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         )
         return True
 
-    def resume(self, event: object, expected: Wait | None) -> tuple[Wait, Mapping[str, Any], Outcome]:
+    def deferral(self) -> dict[str, Any]:
+        """What this process hands to the one that resumes the task (``execute_complete``'s ``deferral``).
+
+        ``at``: when it deferred (epoch seconds), for the resume's log line; ``links``: the extra links this try
+        pushed, so the resumed process answers ``get_link`` without a read (operators/links.py).
+        """
+        handed: dict[str, Any] = {"at": time.time()}
+        if self.pushed_links is not None:
+            handed["links"] = dict(self.pushed_links)
+        return handed
+
+    def resume(
+        self, event: object, expected: Wait | None, deferral: object = None
+    ) -> tuple[Wait, Mapping[str, Any], Outcome]:
         """Read the event a deferred wait resumed with: the work, its last state and the verdict.
 
         :param event: what ``execute_complete`` was called with.
         :param expected: the work this task waits on, if it knows (checked against the event).
+        :param deferral: ``execute_complete``'s ``deferral``, as :meth:`deferral` made it (``None`` from a
+            deferral of an earlier release of this provider).
         :raises RemoteJobTimeout: the trigger reached the deadline.
         :raises RemoteWaitError: the trigger ended on a permanent API error.
         """
+        self.pushed_links = handed_links(deferral)
         expected_target = expected.target if expected is not None else {}
         checked = checked_event(event, self.wait_type.kind, self.task_id, expected_target)
         wait = self.wait_type.from_target(checked["target"])
+        self.log.info("%s", resumed_line(wait.describe(), checked, deferral))
         resource = checked["resource"]
         if checked["status"] == "timeout":
             self.give_up(wait, resource or {})
@@ -222,7 +253,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param wait: the work.
         :param resource: its last state.
         """
-        raise RemoteJobFailed(failure_message(wait.describe(), resource))
+        raise RemoteJobFailed(failure_message(wait.state_of(resource), resource))
 
     def give_up(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
         """Fail the task when the wait outlasted its deadline.
@@ -232,13 +263,32 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         """
         raise RemoteJobTimeout(self.timeout_message(wait, resource))
 
-    def timeout_message(self, wait: Wait, resource: Mapping[str, Any]) -> str:
-        """How a task that gave up names the work and its last state.
+    def timeout_message(self, wait: Wait, resource: Mapping[str, Any], cancelled: bool | None = None) -> str:
+        """How a task that gave up names the work, its last state, the limit it reached and what to change.
 
         :param wait: the work.
         :param resource: its last state.
+        :param cancelled: whether the work was cancelled (``None``: this kind of wait cancels nothing).
         """
+        limit, change = self._wait_limit()
+        outcome = "" if cancelled is None else ("; it was cancelled" if cancelled else "; it was NOT cancelled")
         return (
-            f"gave up waiting for {wait.describe()} (last status {resource.get('status', 'unknown')}) "
-            f"after the task's timeout"
+            f"gave up waiting for {wait.describe()} after {limit} (last status: {resource.get('status', 'unknown')})"
+            f"{outcome}. To wait longer, {change}"
         )
+
+    def _wait_limit(self) -> tuple[str, str]:
+        """The limit that ended the wait, in seconds, and the setting that lengthens it."""
+        # Deferred, a long wait costs no worker slot; on the worker it holds one all along.
+        slot = "" if self.deferrable else " (with deferrable=True a long wait holds no worker slot)"
+        execution = self.execution_timeout.total_seconds() if self.execution_timeout is not None else None
+        # begin_wait's deadline is the earlier of the two; the wait starts moments after the task does.
+        margin = None if execution is None else execution - min(EXECUTION_TIMEOUT_MARGIN, execution / 10)
+        if self.timeout is not None and (margin is None or self.timeout <= margin):
+            return f"timeout={self.timeout:g} s", f"raise `timeout`{slot}"
+        if execution is not None and margin is not None:
+            return (
+                f"{margin:g} s, just before the task's execution_timeout of {execution:g} s",
+                f"raise the task's `execution_timeout`{slot}",
+            )
+        return "its deadline", f"raise `timeout`{slot}"

@@ -67,8 +67,8 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
 
     def publish(self, context: Context, external_id: Any) -> None:
         context["ti"].xcom_push(key="execution_id", value=external_id["execution_id"])
-        ExecutionLink.persist(
-            context, self.ui_link(f"workflows/{external_id['workflow_id']}/executions/{external_id['execution_id']}")
+        self.publish_link(
+            context, ExecutionLink, f"workflows/{external_id['workflow_id']}/executions/{external_id['execution_id']}"
         )
 
 

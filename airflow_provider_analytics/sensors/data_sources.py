@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -17,13 +18,16 @@ from airflow.providers.common.compat.sdk import (
 )
 
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
-from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, seconds, task_step
+from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, resumed_line, seconds, task_step
 from airflow_provider_analytics.operators.errors import RemoteWaitError
 from airflow_provider_analytics.triggers.wait_events import checked_event, from_earlier_try, try_number_of
 from airflow_provider_analytics.waits.syncs import SyncWait
 from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.times import parse_time
+
+# The status before the first poke: unlike any status (None included), so the first state seen is logged.
+_NOTHING_SEEN = object()
 
 
 class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
@@ -66,6 +70,9 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         self.fail_on_sync_failure = fail_on_sync_failure
         self.deferrable = deferrable
         self.analytics_conn_id = analytics_conn_id
+        # The status the last poke saw, so that a poke logs at INFO only when it changed (the first one counts).
+        # Kept in memory: in reschedule mode each poke runs in a new process and logs its state at INFO.
+        self._last_status: object = _NOTHING_SEEN
 
     def threshold(self, context: Context) -> datetime:
         """The time the data must be fresh from (see ``synced_after``)."""
@@ -104,8 +111,10 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             self.log.info("Data source %s synced at %s (needed %s)", self.data_source_id,
                           status.get("last_synced_at"), threshold.isoformat())  # fmt: skip
             return PokeReturnValue(is_done=True, xcom_value=dict(status))
-        self.log.info("Data source %s is %s, last synced %s; waiting for a sync after %s", self.data_source_id,
-                      status.get("status"), status.get("last_synced_at"), threshold.isoformat())  # fmt: skip
+        # A change at INFO, a poke that saw none at DEBUG: a wait of hours must not log one line per poke.
+        log = self.log.info if status.get("status") != self._last_status else self.log.debug
+        self._last_status = status.get("status")
+        log("%s; next check in %g s", wait.state_of(status), float(self.poke_interval))
         return False
 
     @task_step
@@ -135,23 +144,36 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
                 try_number=try_number_of(context),
             ),
             method_name="execute_complete",
+            kwargs={"deferral": {"at": time.time()}},  # when it deferred, for the resume's log line
         )
 
     @task_step
-    def execute_complete(self, context: Context, event: Any = None) -> Any:
-        """Resume from the trigger: check the event is ours, then succeed, fail or time out."""
+    def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> Any:
+        """Resume from the trigger: check the event is ours, then succeed, fail or time out.
+
+        :param context: the task's context.
+        :param event: the trigger's event.
+        :param deferral: what :meth:`execute` handed over when it deferred (``at``: epoch seconds).
+        """
         if (earlier := from_earlier_try(event, context)) is not None:
             # Airflow 3.0 resumes a retry with the previous try's event (apache/airflow#56704): start over.
             self.log.warning("Resumed with the event of try %s (Airflow 3.0): starting over", earlier)
             return self.execute(context)
         checked = checked_event(event, "sync", self.task_id, {"data_source_id": self.data_source_id})
+        threshold = self.threshold(context)
+        wait = self.waiting_on(threshold)
+        self.log.info("%s", resumed_line(wait.describe(), checked, deferral))
         status = checked["resource"] or {}
         if checked["status"] == "success":
             return status
         if checked["status"] == "failure":
-            raise AirflowFailException(self._failure(status, self.threshold(context)))
+            raise AirflowFailException(self._failure(status, threshold))
         if checked["status"] == "timeout":
-            raise AirflowSensorTimeout(f"data source {self.data_source_id} did not sync in time: {checked['message']}")
+            last = f"; at the last check {wait.state_of(status)}" if status else ""
+            raise AirflowSensorTimeout(
+                f"data source {self.data_source_id} did not sync in time: no sync after {threshold.isoformat()} "
+                f"within timeout={float(self.timeout):g} s{last}. To wait longer, raise `timeout`"
+            )
         raise RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
 
     def _failure(self, status: Any, threshold: datetime) -> str:

@@ -25,6 +25,8 @@ from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 
 # How long a kill may spend cancelling the remote work before it gives up (and logs that it did).
 ON_KILL_SECONDS = 30.0
+# The status before the first poll: unlike any status (None included), so the first state seen is logged.
+_NOTHING_SEEN = object()
 __all__ = ["TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
 
 
@@ -116,7 +118,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         """Poll until the resource is done or failed, a permanent error occurs, or the deadline passes."""
         async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
             resource: Mapping[str, Any] | None = None
-            last_status: object = None
+            last_status: object = _NOTHING_SEEN
             poller = PlatformPoller(hook, self.log, self.described)
             await self._stagger_start()
             while True:
@@ -131,11 +133,13 @@ class AnalyticsPollTrigger(BaseTrigger):
                     resource = fetched
                     outcome = self.wait.outcome(resource)
                     if outcome is not None:
-                        yield self._event(outcome, resource, f"{self.kind} is {resource.get('status')}")
+                        yield self._event(outcome, resource, self.wait.state_of(resource))
                         return
-                    if resource.get("status") != last_status:  # log changes, not every poll
-                        last_status = resource.get("status")
-                        self.log.info("%s is %s; next check in %g s", self.described, last_status, self.poll_interval)
+                    # A state change at INFO (the first state seen counts as one), a poll that saw none at DEBUG:
+                    # a wait of hours must not fill the triggerer's log with one line per poll.
+                    log = self.log.info if resource.get("status") != last_status else self.log.debug
+                    last_status = resource.get("status")
+                    log("%s; next check in %g s", self.wait.state_of(resource), self.poll_interval)
                 remaining = None if self.deadline is None else self.deadline - time.time()
                 if remaining is not None and remaining <= 0:
                     yield self._event("timeout", resource, f"gave up waiting for {self.described}")

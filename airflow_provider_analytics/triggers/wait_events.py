@@ -183,15 +183,13 @@ def checked_event(event: object, kind: WaitKind, task_id: str, target: Mapping[s
     return cast(WaitEvent, dict(event))
 
 
-def failure_message(what: str, resource: Mapping[str, Any]) -> str:
+def failure_message(state: str, resource: Mapping[str, Any]) -> str:
     """How a task reports remote work that ended in failure, with the platform's own error.
 
-    :param what: how the work is named (``execution e1 of workflow w1``, ``report r1``).
+    :param state: the work and how it ended, as its wait phrases it (``Wait.state_of``): ``report r1 failed``,
+        ``execution e1 of workflow w1 was cancelled``.
     :param resource: the work's last state.
     """
     error = resource.get("error")
     error = error if isinstance(error, Mapping) else {}
-    return (
-        f"{what} ended {resource.get('status', 'unknown')}: {error.get('type', 'unknown_error')}: "
-        f"{error.get('message', 'the platform gave no message')}"
-    )
+    return f"{state}: {error.get('type', 'unknown_error')}: {error.get('message', 'the platform gave no message')}"

@@ -23,6 +23,9 @@ class Wait(ABC):
     """
 
     kind: ClassVar[WaitKind]
+    # How a status reads after the work's name where "is <status>" is not English ("succeeded", not "is
+    # succeeded"); a status not listed reads "is <status>" ("is running"), one the contract does not know too.
+    status_phrases: ClassVar[Mapping[str, str]] = {}
 
     @property
     @abstractmethod
@@ -55,3 +58,13 @@ class Wait(ABC):
     @abstractmethod
     def describe(self) -> str:
         """How logs and messages name the work, for the task and its trigger alike."""
+
+    def state_of(self, resource: Mapping[str, Any]) -> str:
+        """The work and its state as one clause of English, for log lines, events and failure messages.
+
+        ``execution ex_1 of workflow wf_1 succeeded``, ``report rp_1 is being generated``.
+
+        :param resource: the state :meth:`fetch` read.
+        """
+        status = str(resource.get("status", "unknown"))
+        return f"{self.describe()} {self.status_phrases.get(status, f'is {status}')}"

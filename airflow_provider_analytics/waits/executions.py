@@ -22,6 +22,7 @@ class ExecutionWait(Wait):
     """
 
     kind = "execution"
+    status_phrases = {"succeeded": "succeeded", "failed": "failed", "cancelled": "was cancelled"}
     workflow_id: str
     execution_id: str
 

@@ -21,6 +21,7 @@ class ReportWait(Wait):
     """
 
     kind = "report"
+    status_phrases = {"generating": "is being generated", "failed": "failed", "expired": "expired"}
     report_id: str
 
     @property

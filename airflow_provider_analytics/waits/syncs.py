@@ -18,6 +18,13 @@ from airflow_provider_analytics.wire.models import SyncState
 from airflow_provider_analytics.wire.outcomes import Outcome, sync_outcome
 from airflow_provider_analytics.wire.times import parse_time
 
+# How a source's status reads while its data is not fresh enough yet (see SyncWait.state_of).
+_WAITING_PHRASES = {
+    "pending": "has a sync pending",
+    "syncing": "is syncing",
+    "failed": "failed its last sync",
+}
+
 
 @dataclass(frozen=True)
 class SyncWait(Wait):
@@ -67,3 +74,22 @@ class SyncWait(Wait):
 
     def describe(self) -> str:
         return f"the sync of data source {self.data_source_id}"
+
+    def state_of(self, resource: Mapping[str, Any]) -> str:
+        # Freshness decides, so the clause says when the data last synced: a status alone ("synced") would
+        # read as done while the data is older than ``synced_after``.
+        source = f"data source {self.data_source_id}"
+        last_synced = resource.get("last_synced_at")
+        outcome = self.outcome(resource)
+        if outcome == "success":
+            return f"{source} synced at {last_synced}"
+        if outcome == "failure":
+            return f"the sync of {source} failed at {resource.get('last_attempt_at')}"
+        status = str(resource.get("status", "unknown"))
+        if status == "never_synced" or (last_synced is None and status == "synced"):
+            return f"{source} has never synced"
+        after = self.synced_after
+        stale = "never synced before" if last_synced is None else f"last synced at {last_synced}, before {after}"
+        if status == "synced":
+            return f"{source} {stale}"
+        return f"{source} {_WAITING_PHRASES.get(status, f'is {status}')} ({stale})"

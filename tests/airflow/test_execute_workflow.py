@@ -57,7 +57,7 @@ def test_platform_failure_fails_the_task_with_the_platform_error(
     [execution] = executions_of(sandbox, "wf_legacy_export")
     assert execution["status"] == "failed"
     output = task_output(capfd.readouterr().out)
-    assert f"execution {execution['id']} of workflow wf_legacy_export ended failed" in output
+    assert f"execution {execution['id']} of workflow wf_legacy_export failed: " in output
     assert execution["error"]["type"] in output
     assert sandbox.token not in output
 

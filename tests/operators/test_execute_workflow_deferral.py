@@ -117,7 +117,7 @@ def test_execute_does_not_defer_for_an_execution_that_already_failed(sandbox: Sa
     (execution,) = sandbox.state.executions()
     error = execution["error"]
     assert str(failed.value) == (
-        f"execution {execution['id']} of workflow wf_legacy_export ended failed: {error['type']}: {error['message']}"
+        f"execution {execution['id']} of workflow wf_legacy_export failed: {error['type']}: {error['message']}"
     )
 
 
@@ -193,7 +193,7 @@ def test_execute_complete_raises_the_platform_error_on_failure(
     if error is not None:
         assert platform_error == {"type": "step_failed", "message": error}
     assert str(failed.value) == (
-        f"execution {execution['id']} of workflow {workflow_id} ended failed: "
+        f"execution {execution['id']} of workflow {workflow_id} failed: "
         f"{platform_error['type']}: {platform_error['message']}"
     )
 

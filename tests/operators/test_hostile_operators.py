@@ -61,7 +61,7 @@ def test_a_report_whose_error_is_a_string_fails_with_that_text(sandbox: SandboxS
     body = {"id": "rp_1", "status": "failed", "error": "renderer crashed"}
     sandbox.state.inject(Fault.respond(200, headers={"Content-Type": "application/json"}, body=json.dumps(body)))
     op = DownloadReportOperator(task_id="t", report_id="rp_1", destination="/tmp/never-written.pdf")
-    with raises_final(RemoteJobFailed, match="report rp_1 ended failed: unknown_error: renderer crashed"):
+    with raises_final(RemoteJobFailed, match="report rp_1 failed: unknown_error: renderer crashed"):
         op.execute(make_context())
 
 

@@ -30,5 +30,5 @@ def test_the_failed_task_shows_the_platforms_text(sandbox: SandboxServer) -> Non
     with pytest.raises(RemoteJobFailed) as caught:
         op.execute(make_context())
     assert str(caught.value) == (
-        f"execution ex_1 of workflow {WORKFLOW} ended failed: unknown_error: warehouse quota exceeded retry tomorrow"
+        f"execution ex_1 of workflow {WORKFLOW} failed: unknown_error: warehouse quota exceeded retry tomorrow"
     )

@@ -31,7 +31,7 @@ def test_execution_trigger_fires_success(sandbox: SandboxServer, hook: Analytics
         "kind": "execution",
         "target": {"workflow_id": WORKFLOW, "execution_id": execution["id"]},
         "resource": final,
-        "message": "execution is succeeded",
+        "message": f"execution {execution['id']} of workflow {WORKFLOW} succeeded",
     }
     assert event["resource"]["outputs"]["inputs"] == {"day": "2026-11-20"}
     gets = requests_to(sandbox, execution_path(WORKFLOW, execution["id"]))
@@ -64,7 +64,7 @@ def test_execution_trigger_fires_failure(
         "kind": "execution",
         "target": {"workflow_id": workflow_id, "execution_id": execution["id"]},
         "resource": final,
-        "message": "execution is failed",
+        "message": f"execution {execution['id']} of workflow {workflow_id} failed",
     }
     assert final["status"] == "failed"
     if error is None:
@@ -83,7 +83,7 @@ def test_execution_trigger_fires_failure_for_a_cancelled_execution(sandbox: Sand
     assert (event["status"], event["resource"]["status"], event["message"]) == (
         "failure",
         "cancelled",
-        "execution is cancelled",
+        f"execution {execution['id']} of workflow {WORKFLOW} was cancelled",
     )
 
 

@@ -25,7 +25,7 @@ def test_report_trigger_fires_success(sandbox: SandboxServer, hook: AnalyticsHoo
         "kind": "report",
         "target": {"report_id": report["id"]},
         "resource": final,
-        "message": "report is ready",
+        "message": f"report {report['id']} is ready",
     }
 
 
@@ -39,7 +39,7 @@ def test_report_trigger_fires_failure(sandbox: SandboxServer, hook: AnalyticsHoo
         "kind": "report",
         "target": {"report_id": report["id"]},
         "resource": final,
-        "message": "report is failed",
+        "message": f"report {report['id']} failed",
     }
     assert final["error"]["type"] == "render_failed"
 

@@ -40,7 +40,7 @@ def test_sync_trigger_fires_success_once_a_sync_after_the_threshold_finished(
         "kind": "sync",
         "target": {"data_source_id": DATA_SOURCE, "synced_after": synced_after, "fail_on_sync_failure": True},
         "resource": final,
-        "message": "sync is synced",
+        "message": f"data source {DATA_SOURCE} synced at {final['last_synced_at']}",
     }
     last_synced = parse_time(final["last_synced_at"])
     assert last_synced is not None
@@ -64,7 +64,7 @@ def test_sync_trigger_fires_failure_for_a_sync_that_failed_after_the_threshold(
         "kind": "sync",
         "target": {"data_source_id": DATA_SOURCE, "synced_after": synced_after, "fail_on_sync_failure": True},
         "resource": final,
-        "message": "sync is failed",
+        "message": f"the sync of data source {DATA_SOURCE} failed at {final['last_attempt_at']}",
     }
     assert final["error"]["type"] == "sync_failed"
 
