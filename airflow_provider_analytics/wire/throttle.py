@@ -55,6 +55,9 @@ QUICK_REFUSAL_CUT = 0.85
 HEADER_SHARE = 0.95
 # Pacing starts when a window has this share of its limit left (or less).
 HEADER_LOW_SHARE = 0.1
+# Refusals under the headers' cap (other processes on the token) cut this process's pace to no less than this share
+# of the cap: it yields room to the others without letting a burst of their refusals starve its own waits.
+HEADER_FLOOR_SHARE = 0.5
 # Even Retry-After: 0 pauses this long: a platform that says "now" to every refusal cannot make it spin.
 MIN_PAUSE = 0.05
 # Throttling ends after this long without a refusal and without a request that had to wait.
@@ -327,7 +330,7 @@ class RateLimiter:
         probe = max(self._ceiling, PROBE_FLOOR) * (1 - RESTART_SHARE) * elapsed**3
         rate = self._ceiling * RESTART_SHARE + probe
         if self._header_cap is not None:
-            rate = min(rate, self._header_cap)
+            rate = min(max(rate, HEADER_FLOOR_SHARE * self._header_cap), self._header_cap)
         return max(MIN_RATE, rate)
 
     def _regrow(self, now: float) -> None:

@@ -283,9 +283,14 @@ def test_with_the_headers_a_refusal_while_pacing_cuts_this_process_share() -> No
         limiter.refused(1.0, sent_at=now, now=now, max_pause=120)
     cut = limiter.snapshot()["rate"]
     assert cut < 0.95 * 3 * 0.9
-    for _ in range(10):  # 200 s past the probe time, two requests at a time: back at the headers' cap, not over
-        now += 20
-        for turn in [limiter.take_turn(now) for _ in range(2)]:
+    for turn in [limiter.take_turn(now) for _ in range(20)]:  # refused on and on: never under half the cap
+        assert turn is not None
+        now = go(limiter, turn, now)
+        limiter.refused(1.0, sent_at=now, now=now, max_pause=120)
+    assert limiter.snapshot()["rate"] == pytest.approx(0.5 * 0.95 * 3, rel=0.01)
+    for _ in range(20):  # 300 s: past the probe time, a queue of three now and then: back at the cap, not over
+        now += 15
+        for turn in [limiter.take_turn(now) for _ in range(3)]:
             assert turn is not None
             now = go(limiter, turn, now)
     assert limiter.snapshot()["rate"] == pytest.approx(0.95 * 3, rel=0.01)
