@@ -141,7 +141,10 @@ def figures(collected: Collected, samples: list[Sample], canaries: list[dict[str
     notes = collected.notes
     faults = notes.get("faults", {})
     result.add("faults injected by kind", faults.get("injected", {}))
-    result.add("faults absorbed by kind", faults.get("absorbed", {}))
+    result.add(
+        "faults absorbed by kind; on the watcher's last polls, answer after the log was read",
+        f"{faults.get('absorbed', {})}; {faults.get('pending', 0)}",
+    )
     result.add("files downloaded and verified (local + S3)", notes.get("files", 0))
     syncs = notes.get("syncs", {})
     result.add("syncs of ds_warehouse: finished / asset events / folded / lost in the documented window",
