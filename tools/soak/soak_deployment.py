@@ -118,6 +118,10 @@ def settings(plan: SoakPlan, dags: Path, exports: Path) -> dict[str, str]:
         "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "64",
         "AIRFLOW__API__WORKERS": "2",
         "AIRFLOW__CELERY__WORKER_PREFETCH_MULTIPLIER": "1",
+        # A task a SIGKILLed worker had taken from Redis but not started stays unacknowledged until the broker's
+        # visibility timeout (6 h): the scheduler queues it again after this long instead (default 600 s, past
+        # the drain's 300 s). Tasks wait seconds in the queue here (parallelism 8, six worker slots).
+        "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "150",
         "SOAK_POLL_SECONDS": str(plan.poll_seconds),
         "SOAK_EXPORTS": str(exports),
         "SOAK_CANARY_SECONDS": str(max(5.0, plan.sample_every - 5)),
