@@ -49,7 +49,8 @@ def soak_dag(dag_id: str) -> DAG:
 with soak_dag("soak_workflow"):
     execute = ExecuteWorkflowOperator(task_id="execute", workflow_id="wf_churn_scoring", inputs=WHO, **WAITING)
 
-    @task
+    # The soak SIGKILLs a busy worker: any task may be on it, and only a retry brings it back.
+    @task(retries=3, retry_delay=timedelta(seconds=5))
     def check_outputs(execution: dict[str, Any], run_id: str | None = None) -> int:
         """The execution's outputs are this run's: the platform echoes the inputs."""
         if execution["outputs"]["inputs"]["run"] != run_id:

@@ -39,7 +39,7 @@ with DAG(
     tags=["soak"],
 ):
 
-    @task(multiple_outputs=True)
+    @task(multiple_outputs=True, retries=3, retry_delay=timedelta(seconds=5))  # it may be on a worker the soak kills
     def synced(triggering_asset_events: Any = None) -> dict[str, Any]:
         """The newest sync among the events that started this run."""
         events = triggering_asset_events.get(warehouse_synced, []) if triggering_asset_events else []
