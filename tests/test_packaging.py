@@ -1,7 +1,8 @@
 """What the distribution declares and loads: dependencies, the ``sandbox`` extra, one version everywhere.
 
-The built wheel itself is checked by ``make dist`` (tools/dist_check.py) in clean virtualenvs; these tests
-check the same rules on the source tree, each import in a fresh interpreter where it matters.
+The built wheel itself is checked by ``make dist`` and, in clean virtualenvs, by ``make dist-releases``
+(tools/dist_check.py); these tests check the same rules on the source tree, each import in a fresh
+interpreter where it matters.
 """
 
 from __future__ import annotations

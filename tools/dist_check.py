@@ -1,4 +1,7 @@
-"""``make dist``: build the sdist and the wheel into ``dist/`` and check them as a user would get them.
+"""``make dist`` and ``make dist-releases``: build the sdist and the wheel into ``dist/`` and check them.
+
+``make dist`` (steps 1 and 2, about 15 s) is what someone who wants the wheel runs; ``make dist-releases``
+(steps 1 to 4, minutes: a clean Airflow per release) installs it as users get it, and CI runs it.
 
 1. Builds both with ``uv build`` (the wheel from the sdist, so the sdist is proven complete), dated by the
    provider info's ``source-date-epoch``, and builds the wheel a second time to prove it reproducible.
@@ -13,6 +16,8 @@
    (resolved as ``make test-compat`` resolves), a throw-away ``AIRFLOW_HOME``, the sandbox, and ``airflow dags
    test`` of two example DAGs, every task succeeded and the downloaded report matching the platform's sha256
    (tools/dist_releases.py); a table at the end. ``--only 2.11.2/3.11`` runs steps 1, 2 and that release.
+
+Steps 3 and 4 run with ``--releases`` (``make dist-releases``) or ``--only``.
 
 Everything but ``dist/`` lives in a private temporary folder, removed at the end, also on failure.
 Standard library only: it runs with the machine's ``python3`` before any project venv exists.
@@ -292,7 +297,11 @@ class DistCheck:
         self.notes.append(f"ok      full: a user's pytest run with the analytics_sandbox fixture: {last}")
 
     def run(self, combinations: list[Combination], *, lock_venvs: bool = True) -> list[ReleaseResult]:
-        """Build and check the archives, then (``lock_venvs``) the two clean venvs, then each release."""
+        """Build and check the archives, then (``lock_venvs``) the two clean venvs, then each release.
+
+        :param combinations: the releases to install the wheel next to (none: the archives only).
+        :param lock_venvs: also check the two clean venvs with uv.lock's versions.
+        """
         sdist, wheel = self.build()
         extras = self.check_metadata(sdist, wheel)
         self.check_contents(sdist, wheel)
@@ -330,6 +339,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--uv", type=Path, default=ROOT / ".tools" / "bin" / "uv", help="the uv executable")
     parser.add_argument(
+        "--releases",
+        action="store_true",
+        help="after the archives, install the wheel as users get it: two clean venvs with uv.lock's versions, then"
+        " each release of tools/compat.py's MATRIX running example DAGs (make dist-releases)",
+    )
+    parser.add_argument(
         "--only",
         action="append",
         default=[],
@@ -339,7 +354,7 @@ def main() -> int:
     )
     options = parser.parse_args()
     try:
-        combinations = choose_combinations(options.only)
+        combinations = choose_combinations(options.only) if options.releases or options.only else []
     except ValueError as error:
         parser.error(str(error))
     os.environ["UV_PYTHON_DOWNLOADS"] = "never"  # interpreters come from the machine, as for make test-compat
@@ -351,12 +366,13 @@ def main() -> int:
         (Path(work) / "tmp").mkdir()
         check = DistCheck(options.uv, Path(work))
         try:
-            releases = check.run(combinations, lock_venvs=not options.only)
+            releases = check.run(combinations, lock_venvs=options.releases and not options.only)
         except (CheckFailed, subprocess.TimeoutExpired) as error:
             print("\n".join(check.notes), file=sys.stderr)
             print(f"FAILED  {error}", file=sys.stderr)
             return 1
-    print_release_table(releases)
+    if releases:
+        print_release_table(releases)
     # Everything this run made lived in its temporary folder; another program may add to /tmp meanwhile.
     left = sorted(set(os.listdir(tempfile.gettempdir())) - temp_before)
     print(f"new in {tempfile.gettempdir()} since the start: {', '.join(left) if left else 'nothing'}")

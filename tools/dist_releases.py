@@ -1,7 +1,7 @@
-"""``make dist``, part two: the built wheel next to each supported Airflow release, running the example DAGs.
+"""``make dist-releases``, part two: the built wheel next to each supported Airflow release, running the example DAGs.
 
 For each combination of tools/compat.py's ``MATRIX`` (release, Python minor, the release's holds), in a folder
-of ``make dist``'s private temporary folder that is removed as soon as the combination is done:
+of ``make dist-releases``'s private temporary folder that is removed as soon as the combination is done:
 
 1. a clean virtualenv on that Python (compat.py's :func:`~compat.find_python`) gets ``apache-airflow==<release>``,
    the holds and the built wheel with the ``sandbox`` extra (not the checkout), resolved as ``make test-compat``
@@ -134,7 +134,7 @@ class ReleaseCheck:
     """Runs the example DAGs with the built wheel on each chosen release.
 
     :param uv: the uv executable.
-    :param work: ``make dist``'s private temporary folder; each combination gets a folder in it.
+    :param work: ``make dist-releases``'s private temporary folder; each combination gets a folder in it.
     :param wheel: the built wheel.
     """
 

@@ -1,4 +1,4 @@
-"""What ``make dist``'s two parts share (tools/dist_check.py, tools/dist_releases.py): names, running a
+"""What ``make dist-releases``'s two parts share (tools/dist_check.py, tools/dist_releases.py): names, running a
 command in a clean environment, and a sandbox server started from an installed venv and stopped by its pid.
 
 Standard library only, like both users of it.
