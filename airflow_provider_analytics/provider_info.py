@@ -15,7 +15,7 @@ INTEGRATION = "Analytics Platform"
 
 def get_provider_info() -> dict[str, Any]:
     """Return the provider's registration metadata (package, hooks, triggers, connection type)."""
-    # Airflow 2 names the asset URI handlers "dataset-uris" (version_compat.ASSET_URIS_KEY). Read here from
+    # Airflow 2 names the asset URI handlers "dataset-uris", 3.x "asset-uris". Read here from
     # Airflow's __version__, set before Airflow imports anything: Airflow may be importing right now, started
     # by version_compat itself, and calls this on the way.
     from airflow import __version__ as airflow_version

@@ -3,12 +3,13 @@
 Names Airflow only moved (``BaseHook``, ``BaseOperator``, ``conf``, the exceptions, ``ObjectStoragePath``,
 ``ResumableJobMixin``, ``BaseEventTrigger``, the async connection lookup) come from
 ``apache-airflow-providers-common-compat`` wherever they are used. This module holds what that package
-does not bridge, and the feature flags the rest of the provider reads; docs/compatibility.md is the table
-of what each difference means for users.
+does not bridge, and the release flags the provider itself reads (tests/support/releases.py holds those only
+tests branch on); docs/compatibility.md is the table of what each difference means for users.
 """
 
 from __future__ import annotations
 
+import functools
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 from pathlib import Path, PurePath
@@ -23,23 +24,18 @@ AIRFLOW_V_3_1_PLUS = Version("3.1.0") <= AIRFLOW_VERSION
 AIRFLOW_V_3_2_PLUS = Version("3.2.0") <= AIRFLOW_VERSION
 AIRFLOW_V_3_3_PLUS = Version("3.3.0") <= AIRFLOW_VERSION
 
-# Airflow 3.3 keeps a task's state across tries (task_state_store); before, a retry finds its remote work
-# again through the platform's Idempotency-Key replay alone (operators/jobs.py).
-HAS_TASK_STATE_STORE = AIRFLOW_V_3_3_PLUS
 # Airflow 3.3 lets a task decide its retries by the exception (AIP-105: retry_policy=); operators/retry_policy.py.
 HAS_TASK_RETRY_POLICIES = AIRFLOW_V_3_3_PLUS
-# Airflow 3.2 reads the connection form (conn-fields, ui-field-behaviour) from provider info; before, from
-# the hook's get_connection_form_widgets / get_ui_field_behaviour.
-DECLARATIVE_CONNECTION_FORM = AIRFLOW_V_3_2_PLUS
-# Provider info names its asset URI handlers "asset-uris" from 3.0 on, "dataset-uris" on 2.x.
-ASSET_URIS_KEY = "asset-uris" if AIRFLOW_V_3_0_PLUS else "dataset-uris"
 
 
-def _upath_version() -> Version:
+@functools.cache
+def universal_pathlib_version() -> str:
+    """The installed universal-pathlib's version, read once (reading a distribution's metadata costs
+    milliseconds, and every DAG file that imports an operator imports this module)."""
     try:
-        return Version(_distribution_version("universal-pathlib"))
+        return _distribution_version("universal-pathlib")
     except PackageNotFoundError:  # every supported Airflow depends on it; kept safe for odd installs
-        return Version("0")
+        return "0"
 
 
 # ObjectStoragePath is built on universal-pathlib, whose shape changed: 0.2 (Airflow 2.11, 3.0 and 3.1 resolve
@@ -47,10 +43,13 @@ def _upath_version() -> Version:
 # isinstance(p, Path) and os functions given one see "file:///..."; 0.3 (3.2+) is no Path. Airflow 3.0 allows
 # 0.3 too, but its ObjectStoragePath then refuses every protocol ("detected protocol s3 which is
 # incompatible"): there, object storage destinations need universal-pathlib<0.3 (docs/compatibility.md).
-UNIVERSAL_PATHLIB_VERSION = _upath_version()
-OBJECT_STORAGE_PATHS_WORK = not (
-    AIRFLOW_V_3_0_PLUS and not AIRFLOW_V_3_1_PLUS and Version("0.3") <= UNIVERSAL_PATHLIB_VERSION
-)
+def object_storage_paths_work() -> bool:
+    """Whether this Airflow's ``ObjectStoragePath`` accepts object storage protocols (not 3.0 on upath 0.3)."""
+    return not (
+        AIRFLOW_V_3_0_PLUS and not AIRFLOW_V_3_1_PLUS and Version("0.3") <= Version(universal_pathlib_version())
+    )
+
+
 _LOCAL_PROTOCOLS = ("file", "local")
 
 

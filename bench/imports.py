@@ -14,7 +14,9 @@ would compile airflow and the provider from source. The main figures use a bytec
 (``PYTHONPYCACHEPREFIX``, filled by one warm-up run), as an installed wheel has; the cold figures (no
 bytecode at all) are shown for comparison. ``-X importtime`` (warm, median of 3 runs per module) lists the
 ten modules with the largest self-time among those the provider's imports add to ``airflow.sdk``'s, and
-sums the added self-time by origin. Budget: 50 ms. Writes ``bench/results/imports.md``; asserts nothing.
+sums the added self-time by origin. Budget: 50 ms. Then the same cost next to peer providers' (dbt Cloud, HTTP,
+Airbyte, Tableau), measured the same way in the same run (bench/import_peers.py); target: at most 0.05x the
+peers' median. Writes ``bench/results/imports.md``; asserts nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchlib import PYTHON, RESULTS, airflow_env, machine, md_table, median, percentile, wait_quiet
+from import_peers import OURS, SETS, compare
 
 MODULES = (
     "airflow_provider_analytics.hooks.analytics",
@@ -40,6 +43,7 @@ MODULES = (
     "airflow_provider_analytics.sensors.data_sources",
 )
 BUDGET_MS = 50.0
+PEER_RATIO_TARGET = 0.05
 TIMED = """
 import json, sys, time
 import os
@@ -147,6 +151,7 @@ def main() -> None:
         cold = summarize(measure(cold_env, runs))
         base_times = [importtime(warm_env, False) for _ in range(3)]
         full_times = [importtime(warm_env, True) for _ in range(3)]
+        peers = compare(tmp / "peers", airflow_env(tmp / "airflow-home"), runs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -174,6 +179,12 @@ def main() -> None:
         print(f"{label}: airflow.sdk {figures['baseline_ms']:.0f} ms, with provider {figures['provider_ms']:.0f} ms, "
               f"cost {figures['cost_ms']:.0f} ms (second phase {figures['second_phase_ms']:.0f} ms)")  # fmt: skip
     print(f"budget {BUDGET_MS:.0f} ms: {verdict}; {len(added)} modules added")
+    peer_verdict = "met" if peers.ratio <= PEER_RATIO_TARGET else "not met"
+    print(
+        "next to peers (warm, in-process): "
+        + ", ".join(f"{name} {value:.1f} ms" for name, value in peers.medians_ms.items())
+        + f"; ratio {peers.ratio:.3f}x (target {PEER_RATIO_TARGET}x: {peer_verdict})"
+    )
 
     kinds = (("warm: bytecode cached (installed wheel)", warm), ("cold: no bytecode (this machine's default)", cold))
     rows = [
@@ -213,6 +224,18 @@ def main() -> None:
             [[f"`{n}`", f"{s / 1000:.1f}", f"{c / 1000:.1f}"] for n, (s, c) in top],
         ),
         "\n`-X importtime` itself slows imports, so its sums exceed the timed cost; read it for shares, not totals.\n",
+        "\n## Next to peer providers (warm, in-process, median of the runs)\n\n",
+        "The modules a DAG file imports, timed after `import airflow.sdk` in one venv holding all of them "
+        "(`bench/import_peers.py`); this provider: the hook, the two job operators' modules and the sensor's.\n\n",
+        md_table(
+            ["provider", "version", "modules", "ms"],
+            [
+                [name, peers.versions[name], ", ".join(f"`{m}`" for m in SETS[name][1]), f"{value:.1f}"]
+                for name, value in peers.medians_ms.items()
+            ],
+        ),
+        f"\n{OURS}: **{peers.ratio:.3f}x** the peers' median (target at most {PEER_RATIO_TARGET}x: "
+        f"**{peer_verdict}**).\n",
     ]
     (RESULTS / "imports.md").write_text("".join(out))
     print(f"wrote {RESULTS / 'imports.md'}")

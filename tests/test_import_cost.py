@@ -91,3 +91,58 @@ def test_pytest_plugin_does_not_import_the_server_stack(module: str) -> None:
     # The plugin is registered for every pytest run where the provider is installed.
     seen = _imports([module], list(SERVER_STACK))
     assert seen == {module: []}
+
+
+# What a DAG file imports, parsed at every DAG-processor pass: the hook, the operators and the sensor.
+DAG_FILE_MODULES = [
+    "airflow_provider_analytics.hooks.analytics",
+    "airflow_provider_analytics.operators.workflows",
+    "airflow_provider_analytics.operators.reports",
+    "airflow_provider_analytics.operators.charts",
+    "airflow_provider_analytics.operators.dashboards",
+    "airflow_provider_analytics.operators.data_sources",
+    "airflow_provider_analytics.sensors.data_sources",
+]
+# Needed only once a task sends a request: the client with its transports, limiter and retry loop, the
+# request builders and models, downloads and destinations, the connection's parsing and its test, the
+# async hook (and common-compat's async connection lookup it brings).
+SENDING_MODULES = [
+    "airflow_provider_analytics.wire.client",
+    "airflow_provider_analytics.wire.core",
+    "airflow_provider_analytics.wire.transports",
+    "airflow_provider_analytics.wire.throttle",
+    "airflow_provider_analytics.wire.retry",
+    "airflow_provider_analytics.wire.endpoints",
+    "airflow_provider_analytics.wire.calls",
+    "airflow_provider_analytics.wire.models",
+    "airflow_provider_analytics.wire.pagination",
+    "airflow_provider_analytics.wire.download",
+    "airflow_provider_analytics.wire.tls",
+    "airflow_provider_analytics.hooks.destinations",
+    "airflow_provider_analytics.hooks.object_storage",
+    "airflow_provider_analytics.hooks.connection",
+    "airflow_provider_analytics.hooks.connection_test",
+    "airflow_provider_analytics.hooks.async_analytics",
+    "airflow.providers.common.compat.connection",
+]
+
+
+def test_a_dag_file_does_not_import_what_only_sending_needs() -> None:
+    seen = _imports(DAG_FILE_MODULES, SENDING_MODULES)
+    assert seen == {module: [] for module in DAG_FILE_MODULES}
+
+
+def test_the_sending_path_is_imported_on_first_use() -> None:
+    # Guards the check above: the names the hook's module and the wire package hand out lazily still resolve.
+    probe = textwrap.dedent(
+        """
+        import json, sys
+        from airflow_provider_analytics.hooks import analytics
+        from airflow_provider_analytics import wire
+        hook = analytics.AnalyticsHook
+        names = [analytics.AnalyticsAsyncHook.__name__, wire.AnalyticsClient.__name__, wire.RetryPolicy.__name__]
+        print("RESULT " + json.dumps(names))
+        """
+    )
+    completed = run_without_connection([sys.executable, "-c", probe])
+    assert printed_result(completed.stdout) == ["AnalyticsAsyncHook", "AnalyticsClient", "RetryPolicy"]

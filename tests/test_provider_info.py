@@ -1,7 +1,7 @@
 """The provider metadata that Airflow's providers manager reads: valid against both of the release's schemas.
 
 Airflow validates provider info at every command, with the schema of the installed release: Airflow 2.x
-knows the asset URI handlers as ``dataset-uris`` and refuses ``asset-uris`` (version_compat.ASSET_URIS_KEY).
+knows the asset URI handlers as ``dataset-uris`` and refuses ``asset-uris`` (tests/support/releases.py).
 """
 
 from __future__ import annotations
@@ -21,14 +21,10 @@ from airflow.providers.common.compat.sdk import Asset
 
 from airflow_provider_analytics.lineage.uris import normalize_uri
 from airflow_provider_analytics.provider_info import get_provider_info
-from airflow_provider_analytics.version_compat import (
-    AIRFLOW_V_3_0_PLUS,
-    AIRFLOW_V_3_1_PLUS,
-    ASSET_URIS_KEY,
-    DECLARATIVE_CONNECTION_FORM,
-)
+from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS, AIRFLOW_V_3_1_PLUS
 from tests.support.names import DISTRIBUTION
 from tests.support.probes import run_without_connection
+from tests.support.releases import ASSET_URIS_KEY, DECLARATIVE_CONNECTION_FORM
 
 # The connection form's standard fields (airflow.api_fastapi ... HookMetaService._make_standard_fields, plus extra).
 STANDARD_FIELDS = {"description", "host", "port", "login", "password", "schema", "extra"}

@@ -1,52 +1,48 @@
 """``AnalyticsHook`` (blocking, for operators and ``@task`` code) and ``AnalyticsAsyncHook`` (for triggers).
 
-Importing this module is cheap: it pulls in httpx and the wire layer, never the sandbox or a server stack.
+Importing this module is cheap: a DAG file that imports an operator imports it at every parse, so the wire
+layer (the client, its transports and limiter, the request builders) is imported by the methods that send,
+on first use, and ``AnalyticsAsyncHook`` is loaded when it is first looked up here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook, masked_config
-from airflow_provider_analytics.hooks.connection import not_the_api, redact, ui_url_of, with_notes
-from airflow_provider_analytics.hooks.destinations import DownloadResult, download_report_to
-from airflow_provider_analytics.hooks.forms import connection_form_widgets, field_behaviour
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.conditional import holds_update
-from airflow_provider_analytics.wire.config import ClientConfig
-from airflow_provider_analytics.wire.errors import (
-    ADVICE_NO_API,
-    ADVICE_TOKEN_REJECTED,
-    ADVICE_WORKSPACE_FORBIDDEN,
-    AnalyticsAPIError,
-    AnalyticsConnectionError,
-    AnalyticsError,
-    AnalyticsTimeoutError,
-    AnalyticsTLSError,
-    ForbiddenError,
-    NotFoundError,
-    PreconditionFailedError,
-    UnauthenticatedError,
-    UnexpectedResponseError,
-)
-from airflow_provider_analytics.wire.models import (
-    Chart,
-    Dashboard,
-    DataSource,
-    Execution,
-    LayoutItem,
-    Report,
-    SyncState,
-    Workflow,
-)
-from airflow_provider_analytics.wire.pagination import ChartRows, SyncPager
-from airflow_provider_analytics.wire.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
+    from airflow_provider_analytics.hooks.destinations import DownloadResult
+    from airflow_provider_analytics.wire.client import AnalyticsClient
+    from airflow_provider_analytics.wire.models import (
+        Chart,
+        Dashboard,
+        DataSource,
+        Execution,
+        LayoutItem,
+        Report,
+        SyncState,
+        Workflow,
+    )
+    from airflow_provider_analytics.wire.pagination import ChartRows, SyncPager
 
 __all__ = ["DEFAULT_CONN_ID", "AnalyticsAsyncHook", "AnalyticsHook"]
+
+
+def __getattr__(name: str) -> Any:
+    """``AnalyticsAsyncHook``, imported on first lookup (it brings Airflow's async connection lookup).
+
+    :param name: the attribute looked up on this module.
+    :raises AttributeError: for any other name.
+    """
+    if name != "AnalyticsAsyncHook":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
+
+    return AnalyticsAsyncHook
 
 
 class AnalyticsHook(AnalyticsBaseHook):
@@ -65,11 +61,15 @@ class AnalyticsHook(AnalyticsBaseHook):
     @classmethod
     def get_connection_form_widgets(cls) -> dict[str, Any]:
         """The extra fields of the connection form (``conn-fields`` of the provider info) as wtforms fields."""
+        from airflow_provider_analytics.hooks.forms import connection_form_widgets
+
         return connection_form_widgets(cls.conn_type)
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
         """Hidden, relabelled and placeholder fields of the connection form (``ui-field-behaviour``)."""
+        from airflow_provider_analytics.hooks.forms import field_behaviour
+
         return field_behaviour(cls.conn_type)
 
     @cached_property
@@ -80,11 +80,15 @@ class AnalyticsHook(AnalyticsBaseHook):
     @cached_property
     def client(self) -> AnalyticsClient:
         """The configured client, built on first use."""
+        from airflow_provider_analytics.wire.client import AnalyticsClient
+
         return AnalyticsClient(masked_config(self.connection))
 
     @property
     def ui_url(self) -> str | None:
         """The platform UI's base URL (the ``ui_url`` extra), for links; ``None`` when unset."""
+        from airflow_provider_analytics.hooks.connection import ui_url_of
+
         return ui_url_of(self.connection)
 
     def get_conn(self) -> AnalyticsClient:
@@ -119,6 +123,8 @@ class AnalyticsHook(AnalyticsBaseHook):
 
     def list_charts(self) -> list[Chart]:
         """List the workspace's charts."""
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.list_charts())
 
     def create_chart(
@@ -139,6 +145,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param options: drawing options.
         :param idempotency_key: makes a repeat of this call return the first chart instead of a second one.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.create_chart(name, type, data_source_id, query, options, idempotency_key))
 
     def iter_chart_data(self, chart_id: str, page_size: int = 100) -> ChartRows:
@@ -147,6 +155,9 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param chart_id: the chart's id.
         :param page_size: rows per request (1-100).
         """
+        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire.pagination import ChartRows
+
         return ChartRows(self.client.paginate(endpoints.chart_data(chart_id, page_size)))
 
     # Workflows ------------------------------------------------------------------------------------------
@@ -156,6 +167,8 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param page_size: workflows per request (1-100).
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.paginate(endpoints.list_workflows(page_size))
 
     def create_workflow(
@@ -172,6 +185,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param description: optional description.
         :param idempotency_key: makes a repeat of this call return the first workflow.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.create_workflow(name, configuration, description, idempotency_key))
 
     def execute_workflow(
@@ -183,6 +198,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param inputs: the execution's inputs.
         :param idempotency_key: the same key within 24 h returns the first execution instead of starting one.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.execute_workflow(workflow_id, inputs, idempotency_key))
 
     def get_execution(self, workflow_id: str, execution_id: str) -> Execution:
@@ -191,6 +208,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param workflow_id: the workflow's id.
         :param execution_id: the execution's id.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.get_execution(workflow_id, execution_id))
 
     def cancel_execution(self, workflow_id: str, execution_id: str) -> Execution:
@@ -199,12 +218,16 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param workflow_id: the workflow's id.
         :param execution_id: the execution's id.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.cancel_execution(workflow_id, execution_id))
 
     # Data sources ---------------------------------------------------------------------------------------
 
     def list_data_sources(self) -> list[DataSource]:
         """List the workspace's data sources (secret connection fields are never returned)."""
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.list_data_sources())
 
     def connect_data_source(
@@ -217,6 +240,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param connection: connection settings; secret fields are write-only.
         :param idempotency_key: makes a repeat of this call return the first data source.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.connect_data_source(name, type, connection, idempotency_key))
 
     def get_sync_status(self, data_source_id: str) -> SyncState:
@@ -224,6 +249,8 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param data_source_id: the data source's id.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.get_sync_status(data_source_id))
 
     # Dashboards -----------------------------------------------------------------------------------------
@@ -233,6 +260,8 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param page_size: dashboards per request (1-100).
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.paginate(endpoints.list_dashboards(page_size))
 
     def create_dashboard(
@@ -251,6 +280,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param layout: chart placements; every chart must exist.
         :param idempotency_key: makes a repeat of this call return the first dashboard.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.create_dashboard(name, description, tags, layout, idempotency_key))
 
     def update_dashboard(
@@ -275,6 +306,10 @@ class AnalyticsHook(AnalyticsBaseHook):
             dashboard stands at ``if_match + 1`` holding exactly this update, that dashboard is returned
             (one listing of the dashboards to read it; :mod:`~airflow_provider_analytics.wire.conditional`).
         """
+        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire.conditional import holds_update
+        from airflow_provider_analytics.wire.errors import PreconditionFailedError
+
         update = endpoints.update_dashboard(dashboard_id, name, description, tags, layout, if_match)
         try:
             return self.client.call(update)
@@ -296,6 +331,8 @@ class AnalyticsHook(AnalyticsBaseHook):
 
     def list_reports(self) -> list[Report]:
         """List the workspace's reports."""
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.list_reports())
 
     def generate_report(
@@ -314,6 +351,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param parameters: report parameters.
         :param idempotency_key: the same key within 24 h returns the first report instead of a new one.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.generate_report(dashboard_ids, format, name, parameters, idempotency_key))
 
     def get_report(self, report_id: str) -> Report:
@@ -321,6 +360,8 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param report_id: the report's id.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.get_report(report_id))
 
     def cancel_report(self, report_id: str) -> Report:
@@ -328,6 +369,8 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param report_id: the report's id.
         """
+        from airflow_provider_analytics.wire import endpoints
+
         return self.client.call(endpoints.cancel_report(report_id))
 
     def download_report(
@@ -343,6 +386,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param report: the report as last fetched (``get_report``); its ``size_bytes`` and ``sha256`` then
             bound and check the file as well.
         """
+        from airflow_provider_analytics.hooks.destinations import download_report_to
+
         return download_report_to(self.client, report_id, destination, overwrite=overwrite, report=report)
 
     # Connection test ------------------------------------------------------------------------------------
@@ -353,38 +398,6 @@ class AnalyticsHook(AnalyticsBaseHook):
         Never raises: the UI's Test button and ``airflow connections test`` always get an answer, and no
         answer repeats the token or the credentials of a URL.
         """
-        from airflow.providers.common.compat.sdk import AirflowNotFoundException
+        from airflow_provider_analytics.hooks.connection_test import probe_connection
 
-        conn = None
-        try:
-            conn = self.connection
-            config = masked_config(conn)
-            probe = ClientConfig(**{**config.__dict__, "retry": RetryPolicy(max_retries=1)})
-            with AnalyticsClient(probe) as client:
-                client.call(endpoints.list_workflows(page_size=1).page(None))
-        # The advice first, then the error without it (its summary), so it is said once.
-        except UnauthenticatedError as exc:
-            message = f"{ADVICE_TOKEN_REJECTED} {exc.summary}"
-        except ForbiddenError as exc:
-            message = f"{ADVICE_WORKSPACE_FORBIDDEN} {exc.summary}"
-        except NotFoundError as exc:  # the probed list exists wherever the API does
-            message = f"{ADVICE_NO_API} {exc.summary}"
-        except (AnalyticsTLSError, AnalyticsTimeoutError, AnalyticsConnectionError) as exc:
-            message = str(exc)  # it says what to change first, and names the connection (wire/tls.py)
-        except AnalyticsAPIError as exc:
-            message = f"The platform answered with an error: {exc}"
-        except UnexpectedResponseError as exc:  # the probed list is plain JSON wherever the API is: a wrong host
-            message = not_the_api(conn, probe.base_url, exc.content_type, str(exc))
-        except AnalyticsError as exc:
-            message = f"The connection is misconfigured: {exc}"
-        except AirflowNotFoundException as exc:  # Airflow also says so when a connection's URI or JSON does not parse
-            message = (
-                f"Cannot read connection {self.analytics_conn_id!r}: define it, and check that its URI or JSON parses "
-                f"(a port is a number from 1 to 65535). {exc}"
-            )
-        except Exception as exc:  # the Test button must get an answer, whatever went wrong
-            message = f"Could not test the connection: {type(exc).__name__}: {exc}"
-        else:
-            where = f" (workspace {probe.workspace_id})" if probe.workspace_id else ""
-            return True, with_notes(f"Connected to the Analytics Platform at {probe.base_url}{where}", conn)
-        return False, redact(with_notes(message, conn), conn)
+        return probe_connection(self)

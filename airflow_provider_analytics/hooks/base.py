@@ -7,15 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
-from airflow_provider_analytics.hooks.connection import client_config_from_connection
-from airflow_provider_analytics.wire.config import ClientConfig
-from airflow_provider_analytics.wire.tls import tls_context
+if TYPE_CHECKING:
+    from airflow_provider_analytics.wire.config import ClientConfig
 
 DEFAULT_CONN_ID = "analytics_default"
 
 
 def masked_config(conn: Any) -> ClientConfig:
     """The client config of an Airflow connection, its token registered with Airflow's secrets masker."""
+    # Imported here, not at the top: the hook's module is imported by every DAG file that uses an operator.
+    from airflow_provider_analytics.hooks.connection import client_config_from_connection
+
     config = client_config_from_connection(conn)
     # Airflow masks connection passwords itself; registering again covers tokens from URI or env forms.
     from airflow.providers.common.compat.sdk import mask_secret
@@ -26,6 +28,8 @@ def masked_config(conn: Any) -> ClientConfig:
 
 def prepared_config(conn: Any) -> ClientConfig:
     """The masked config with its TLS context built: everything blocking a client needs, done at once."""
+    from airflow_provider_analytics.wire.tls import tls_context
+
     config = masked_config(conn)
     tls_context(config.verify)
     return config

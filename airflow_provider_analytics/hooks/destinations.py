@@ -20,9 +20,9 @@ from urllib.parse import unquote, urlsplit
 from airflow_provider_analytics.hooks.object_storage import filesystem_of, unusable, write_object
 from airflow_provider_analytics.version_compat import (
     AIRFLOW_VERSION,
-    OBJECT_STORAGE_PATHS_WORK,
-    UNIVERSAL_PATHLIB_VERSION,
     local_path_of,
+    object_storage_paths_work,
+    universal_pathlib_version,
 )
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.download import ReportStream
@@ -89,10 +89,10 @@ class Destination:
             if "://" not in text:
                 path = Path(text)
                 return cls(path, folder_hint or path.is_dir())
-            if not OBJECT_STORAGE_PATHS_WORK:
+            if not object_storage_paths_work():
                 raise AnalyticsInputError(
                     f"cannot write to {text}: on Airflow {AIRFLOW_VERSION} with universal-pathlib "
-                    f"{UNIVERSAL_PATHLIB_VERSION}, ObjectStoragePath refuses every protocol; install "
+                    f"{universal_pathlib_version()}, ObjectStoragePath refuses every protocol; install "
                     "'universal-pathlib<0.3' (docs/compatibility.md), or write to a local path"
                 )
             try:  # Airflow 2.11 looks the filesystem up as the path is built, later releases on first use

@@ -21,7 +21,6 @@ only inside the converter.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
@@ -168,17 +167,3 @@ def file_dataset_parts(uri: str) -> tuple[str, str]:
     if parts.scheme in ("", "file") or len(parts.scheme) == 1:  # a Windows drive letter is not a scheme
         return "file", parts.path if parts.scheme == "file" else uri
     return f"{parts.scheme}://{parts.netloc}", parts.path.lstrip("/")
-
-
-def object_of(resource: Mapping[str, Any], host: str, kind: str) -> AnalyticsObject | None:
-    """The object a platform answer describes, or ``None`` when it carries no well-formed id.
-
-    :param resource: the answer (a chart, dashboard, ... dict).
-    :param host: the platform's host.
-    :param kind: the answer's kind.
-    """
-    object_id = resource.get("id") if isinstance(resource, Mapping) else None
-    try:
-        return analytics_object(host, kind, object_id) if isinstance(object_id, str) else None
-    except ValueError:
-        return None

@@ -6,21 +6,22 @@ import csv
 import io
 import json
 from collections.abc import Mapping
-from typing import Any, BinaryIO, ClassVar
+from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing, write_atomically
 from airflow_provider_analytics.operators.common import (
     AnalyticsBaseOperator,
     check_templated,
     task_instance_key,
     task_step,
 )
-from airflow_provider_analytics.wire.endpoints import validate_id, validate_page_size
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.pagination import ChartRows
+from airflow_provider_analytics.wire.ids import validate_id, validate_page_size
 from airflow_provider_analytics.wire.progress import PROGRESS_INTERVAL, TransferProgress
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.wire.pagination import ChartRows
 
 FILE_FORMATS = ("csv", "jsonl")
 
@@ -138,6 +139,9 @@ class GetChartDataOperator(AnalyticsBaseOperator):
             raise AnalyticsInputError(f"file_format must be one of {', '.join(FILE_FORMATS)}, got {self.file_format!r}")
         if not self.destination:
             return self._to_xcom()
+        # Imported when a file is written, not when a DAG file is parsed.
+        from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing, write_atomically
+
         where = Destination.parse(self.destination)
         if where.is_folder:
             raise AnalyticsInputError(f"destination must name a file, got the folder {self.destination!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import Context
 
@@ -14,9 +14,10 @@ from airflow_provider_analytics.operators.common import (
     task_step,
 )
 from airflow_provider_analytics.operators.links import DashboardLink
-from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.models import LayoutItem
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.wire.models import LayoutItem
 
 
 class _DashboardOperator(AnalyticsBaseOperator):
@@ -81,6 +82,8 @@ class CreateDashboardOperator(_DashboardOperator):
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
         self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
+        from airflow_provider_analytics.wire import endpoints  # when the task runs, not at parse time
+
         self._check_templated()
         endpoints.create_dashboard(self.name, self.description, self.tags, self.layout)  # validates, sends nothing
         if self.update_existing:

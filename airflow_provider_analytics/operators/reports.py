@@ -8,14 +8,12 @@ from typing import Any, ClassVar
 
 from airflow.providers.common.compat.sdk import Asset, Context, conf
 
-from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing
 from airflow_provider_analytics.operators.common import check_templated, task_step
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
 from airflow_provider_analytics.waits.reports import ReportWait
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.endpoints import validate_id
+from airflow_provider_analytics.wire.ids import validate_id
 
 
 class ReportWaiting(RemoteWaitOperator):
@@ -73,6 +71,8 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
         self.parameters = parameters
 
     def validate(self) -> None:
+        from airflow_provider_analytics.wire import endpoints  # when the task runs, not at parse time
+
         check_templated(self.parameters, "parameters")
         # Building the request checks ids, format and the dashboard list without sending anything.
         endpoints.generate_report(self.dashboard_ids, self.format, self.name, self.parameters)
@@ -129,6 +129,8 @@ class DownloadReportOperator(ReportWaiting):
 
     @task_step
     def execute(self, context: Context) -> str:
+        from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing  # not at parse time
+
         validate_id(self.report_id, "report_id")
         where = Destination.parse(self.destination)
         if not where.is_folder:

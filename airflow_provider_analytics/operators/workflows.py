@@ -16,7 +16,7 @@ from airflow_provider_analytics.operators.common import (
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ExecutionLink
 from airflow_provider_analytics.waits.executions import ExecutionWait
-from airflow_provider_analytics.wire.endpoints import validate_id
+from airflow_provider_analytics.wire.ids import validate_id
 
 
 class ExecuteWorkflowOperator(RemoteJobOperator):

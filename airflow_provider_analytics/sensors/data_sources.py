@@ -22,8 +22,8 @@ from airflow_provider_analytics.operators.common import HookOwner, poll_seconds,
 from airflow_provider_analytics.operators.errors import RemoteWaitError
 from airflow_provider_analytics.triggers.wait_events import checked_event, from_earlier_try, try_number_of
 from airflow_provider_analytics.waits.syncs import SyncWait
-from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.ids import validate_id
 from airflow_provider_analytics.wire.times import parse_time
 
 # The status before the first poke: unlike any status (None included), so the first state seen is logged.

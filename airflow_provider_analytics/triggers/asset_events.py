@@ -21,7 +21,8 @@ from airflow.providers.common.compat.triggers import BaseEventTrigger
 from airflow.sdk.exceptions import AirflowRuntimeError
 from airflow.triggers.base import TriggerEvent
 
-from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
+from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.triggers.polling import PlatformPoller
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.contract import ID_PATTERN, MIN_POLL_INTERVAL, SyncStatus

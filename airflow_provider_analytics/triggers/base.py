@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsAsyncHook
+from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.triggers.polling import TRANSIENT_ERRORS, PlatformPoller
 from airflow_provider_analytics.triggers.wait_events import ApiErrorFields, EventStatus, api_error_fields, wait_event
 from airflow_provider_analytics.waits.base import Wait, WaitKind

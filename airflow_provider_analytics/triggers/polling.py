@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
-from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook
+from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.wire.deadline import LAST_LOOK_SECONDS, call_deadline
 from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, UnauthenticatedError
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from airflow_provider_analytics.wire.calls import Call
 from airflow_provider_analytics.wire.outcomes import Outcome
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.wire.calls import Call
 
 WaitKind = Literal["execution", "report", "sync"]
 

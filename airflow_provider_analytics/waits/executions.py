@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics.waits.base import Wait
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.calls import Call
-from airflow_provider_analytics.wire.models import Execution
 from airflow_provider_analytics.wire.outcomes import Outcome, execution_outcome
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.wire.calls import Call
+    from airflow_provider_analytics.wire.models import Execution
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,16 @@ class ExecutionWait(Wait):
         return cls(workflow_id=target.get("workflow_id"), execution_id=target.get("execution_id"))  # type: ignore[arg-type]
 
     def fetch(self) -> Call[Execution]:
+        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+
         return endpoints.get_execution(self.workflow_id, self.execution_id)
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
         return execution_outcome(resource)
 
     def cancel(self) -> Call[Execution]:
+        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+
         return endpoints.cancel_execution(self.workflow_id, self.execution_id)
 
     def describe(self) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics.waits.base import Wait
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.calls import Call
-from airflow_provider_analytics.wire.models import Report
 from airflow_provider_analytics.wire.outcomes import Outcome, report_outcome
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.wire.calls import Call
+    from airflow_provider_analytics.wire.models import Report
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,16 @@ class ReportWait(Wait):
         return cls(report_id=target.get("report_id"))  # type: ignore[arg-type]
 
     def fetch(self) -> Call[Report]:
+        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+
         return endpoints.get_report(self.report_id)
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
         return report_outcome(resource)
 
     def cancel(self) -> Call[Report]:
+        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+
         return endpoints.cancel_report(self.report_id)
 
     def describe(self) -> str:

@@ -8,15 +8,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics.waits.base import Wait
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.calls import Call
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.models import SyncState
 from airflow_provider_analytics.wire.outcomes import Outcome, sync_outcome
 from airflow_provider_analytics.wire.times import parse_time
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.wire.calls import Call
+    from airflow_provider_analytics.wire.models import SyncState
 
 # How a source's status reads while its data is not fresh enough yet (see SyncWait.state_of).
 _WAITING_PHRASES = {
@@ -67,6 +68,8 @@ class SyncWait(Wait):
         )
 
     def fetch(self) -> Call[SyncState]:
+        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+
         return endpoints.get_sync_status(self.data_source_id)
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:

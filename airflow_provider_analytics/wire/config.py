@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from airflow_provider_analytics.wire.endpoints import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.ids import validate_id
 from airflow_provider_analytics.wire.retry import RetryPolicy
 
 # Seconds one attempt may take in all (the connection's ``timeout`` extra), and the most it may be set to.

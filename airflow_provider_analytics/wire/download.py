@@ -28,6 +28,7 @@ from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.contract import HEADER_REPR_DIGEST, HEADER_REQUEST_ID
 from airflow_provider_analytics.wire.deadline import request_deadline
 from airflow_provider_analytics.wire.errors import AnalyticsTimeoutError, DownloadIntegrityError, clean_text
+from airflow_provider_analytics.wire.ids import validate_id
 from airflow_provider_analytics.wire.progress import TransferProgress
 
 log = logging.getLogger("airflow_provider_analytics.wire")
@@ -190,7 +191,7 @@ class ReportStream:
         expected_sha256: str | None = None,
     ) -> None:
         self._client = client
-        self._report_id = endpoints.validate_id(report_id, "report_id")
+        self._report_id = validate_id(report_id, "report_id")
         self._max_resumes = max_resumes
         self._expected_size = expected_size if isinstance(expected_size, int) and expected_size >= 0 else None
         self._expected_sha256 = expected_sha256.lower() if isinstance(expected_sha256, str) else None

@@ -16,7 +16,6 @@ from airflow_provider_analytics.wire.contract import (
     API_PREFIX,
     ASSUMED_ROUTES,
     HEADER_IDEMPOTENCY_KEY,
-    ID_PATTERN,
     IDEMPOTENCY_KEY_PATTERN,
     MAX_PAGE_SIZE,
     MAX_REQUEST_BODY_BYTES,
@@ -24,6 +23,7 @@ from airflow_provider_analytics.wire.contract import (
     ReportFormat,
 )
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
+from airflow_provider_analytics.wire.ids import validate_id, validate_page_size
 from airflow_provider_analytics.wire.models import (
     Chart,
     Dashboard,
@@ -39,24 +39,6 @@ T = TypeVar("T")
 # The error type given to an error the platform sent as bare text instead of ``{"type", "message"}``.
 STRING_ERROR_TYPE = "unknown_error"
 __all__ = ["Call", "Page", "PagedCall", "RequestSpec"]  # re-exported: callers build and send through here
-
-
-def validate_id(value: object, what: str) -> str:
-    """Check an id against the contract's pattern, so no request is built from a bad one.
-
-    :param value: the id to check.
-    :param what: the parameter's name, for the message.
-    """
-    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        raise AnalyticsInputError(f"{what} must be 1-64 characters of letters, digits, '_' or '-', got {value!r}")
-    return value
-
-
-def validate_page_size(page_size: object) -> int:
-    """Check a page size (1 to the contract's maximum of 100)."""
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise AnalyticsInputError(f"page_size must be an integer from 1 to {MAX_PAGE_SIZE}, got {page_size!r}")
-    return page_size
 
 
 def new_idempotency_key() -> str:

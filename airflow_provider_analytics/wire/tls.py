@@ -41,14 +41,6 @@ def _key(verify: bool | str) -> _CacheKey:
     return (verify,)
 
 
-def cached_tls_context(verify: bool | str) -> ssl.SSLContext | None:
-    """The context for ``verify`` if it was built already, else ``None`` (never builds; cheap on a loop).
-
-    :param verify: ``True``, ``False`` or the path of a CA bundle file or folder.
-    """
-    return _contexts.get(_key(verify))
-
-
 def tls_context(verify: bool | str) -> ssl.SSLContext:
     """The shared context for ``verify``, built on first use (blocking: call it off an event loop).
 

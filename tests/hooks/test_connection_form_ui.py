@@ -20,12 +20,9 @@ import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.hooks.forms import connection_type_info, field_behaviour, field_class_name
-from airflow_provider_analytics.version_compat import (
-    AIRFLOW_V_3_0_PLUS,
-    AIRFLOW_V_3_1_PLUS,
-    DECLARATIVE_CONNECTION_FORM,
-)
+from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS, AIRFLOW_V_3_1_PLUS
 from tests.support.probes import RESULT_PREFIX, printed_result, run_without_connection
+from tests.support.releases import DECLARATIVE_CONNECTION_FORM
 
 _PROBE = textwrap.dedent(
     """

@@ -19,8 +19,8 @@ from airflow_provider_analytics.lineage.uris import (
     parse_uri,
 )
 from airflow_provider_analytics.provider_info import get_provider_info
-from airflow_provider_analytics.version_compat import ASSET_URIS_KEY
 from tests.support.airflow_runs import STRICT_ASSET_URIS_ENV, needs_airflow
+from tests.support.releases import ASSET_URIS_KEY
 
 
 @pytest.mark.parametrize(

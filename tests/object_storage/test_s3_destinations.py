@@ -16,7 +16,7 @@ from airflow_provider_analytics.hooks.destinations import download_report_to
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.version_compat import OBJECT_STORAGE_PATHS_WORK
+from airflow_provider_analytics.version_compat import object_storage_paths_work
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, DownloadIntegrityError
 from tests.object_storage.conftest import BUCKET
@@ -26,7 +26,7 @@ from tests.support.reports import download_requests, ready_report
 from tests.support.s3 import CONN_ID, objects, open_uploads
 
 pytestmark = pytest.mark.skipif(
-    not OBJECT_STORAGE_PATHS_WORK,
+    not object_storage_paths_work(),
     reason="ObjectStoragePath refuses every protocol on Airflow 3.0 with universal-pathlib 0.3",
 )
 MIB = 1024 * 1024

@@ -21,14 +21,14 @@ import pytest
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.version_compat import OBJECT_STORAGE_PATHS_WORK
+from airflow_provider_analytics.version_compat import object_storage_paths_work
 from tests.object_storage.conftest import BUCKET
 from tests.support.probes import printed_result, run_without_connection
 from tests.support.reports import ready_report
 from tests.support.s3 import CONN_ID, objects, open_uploads
 
 pytestmark = pytest.mark.skipif(
-    not OBJECT_STORAGE_PATHS_WORK,
+    not object_storage_paths_work(),
     reason="ObjectStoragePath refuses every protocol on Airflow 3.0 with universal-pathlib 0.3",
 )
 MIB = 1024 * 1024

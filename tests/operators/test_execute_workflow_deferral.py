@@ -14,9 +14,9 @@ from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperat
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
-from airflow_provider_analytics.version_compat import HAS_TASK_STATE_STORE
 from tests.support.context import INSTANT, SLOW, StubTaskStateStore, TaskContext, make_context
 from tests.support.names import POLL, WORKFLOW
+from tests.support.releases import HAS_TASK_STATE_STORE
 from tests.support.triggers import STARTED, event_for, execution_view, requests_summary, triggerer_event
 
 

@@ -22,11 +22,11 @@ from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.reports import GenerateReportOperator
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.version_compat import HAS_TASK_STATE_STORE
 from airflow_provider_analytics.wire.errors import ConflictError
 from tests.support.context import INSTANT, SLOW, StubTaskStateStore, retry_context
 from tests.support.final import raises_final
 from tests.support.names import POLL, WORKFLOW
+from tests.support.releases import HAS_TASK_STATE_STORE
 from tests.support.triggers import triggerer_event
 
 # On SLOW timings (600 s a state): after this much sandbox time the work is running, and after DONE it ended.

@@ -16,10 +16,10 @@ from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.reports import ReportTrigger
 from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
-from airflow_provider_analytics.version_compat import HAS_TASK_STATE_STORE
 from tests.support.context import SLOW, make_context
 from tests.support.final import raises_final
 from tests.support.names import POLL
+from tests.support.releases import HAS_TASK_STATE_STORE
 from tests.support.triggers import STARTED, event_for, triggerer_event
 
 

@@ -10,7 +10,7 @@ import pytest
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.hooks.destinations import download_report_to
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.version_compat import OBJECT_STORAGE_PATHS_WORK, local_path_of
+from airflow_provider_analytics.version_compat import local_path_of, object_storage_paths_work
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.download import safe_filename
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
@@ -20,7 +20,7 @@ from tests.support.reports import download_requests, files_under, raw_download, 
 # Airflow 3.0's ObjectStoragePath on universal-pathlib 0.3 cannot be built for any protocol (make test-compat
 # holds universal-pathlib<0.3 for 3.0.6, as its users need to).
 NEEDS_OBJECT_STORAGE = pytest.mark.skipif(
-    not OBJECT_STORAGE_PATHS_WORK,
+    not object_storage_paths_work(),
     reason="ObjectStoragePath refuses every protocol on Airflow 3.0 with universal-pathlib 0.3",
 )
 

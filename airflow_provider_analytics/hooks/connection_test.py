@@ -1,0 +1,79 @@
+"""The connection test (``AnalyticsHook.test_connection``): one cheap authenticated call, its failure in words.
+
+Kept out of the hook's module: it needs the client and every error class, and a DAG file importing the hook
+must not pay for them at each parse.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from airflow.providers.common.compat.sdk import AirflowNotFoundException
+
+from airflow_provider_analytics.hooks.base import masked_config
+from airflow_provider_analytics.hooks.connection import not_the_api, redact, with_notes
+from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire.client import AnalyticsClient
+from airflow_provider_analytics.wire.config import ClientConfig
+from airflow_provider_analytics.wire.errors import (
+    ADVICE_NO_API,
+    ADVICE_TOKEN_REJECTED,
+    ADVICE_WORKSPACE_FORBIDDEN,
+    AnalyticsAPIError,
+    AnalyticsConnectionError,
+    AnalyticsError,
+    AnalyticsTimeoutError,
+    AnalyticsTLSError,
+    ForbiddenError,
+    NotFoundError,
+    UnauthenticatedError,
+    UnexpectedResponseError,
+)
+from airflow_provider_analytics.wire.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+
+
+def probe_connection(hook: AnalyticsHook) -> tuple[bool, str]:
+    """List one workflow through the hook's connection, with one retry; say what to change if it fails.
+
+    Never raises: the UI's Test button and ``airflow connections test`` always get an answer, and no
+    answer repeats the token or the credentials of a URL.
+
+    :param hook: the hook whose connection is tested.
+    :return: whether it worked, and the message for the user.
+    """
+    conn = None
+    try:
+        conn = hook.connection
+        config = masked_config(conn)
+        probe = ClientConfig(**{**config.__dict__, "retry": RetryPolicy(max_retries=1)})
+        with AnalyticsClient(probe) as client:
+            client.call(endpoints.list_workflows(page_size=1).page(None))
+    # The advice first, then the error without it (its summary), so it is said once.
+    except UnauthenticatedError as exc:
+        message = f"{ADVICE_TOKEN_REJECTED} {exc.summary}"
+    except ForbiddenError as exc:
+        message = f"{ADVICE_WORKSPACE_FORBIDDEN} {exc.summary}"
+    except NotFoundError as exc:  # the probed list exists wherever the API does
+        message = f"{ADVICE_NO_API} {exc.summary}"
+    except (AnalyticsTLSError, AnalyticsTimeoutError, AnalyticsConnectionError) as exc:
+        message = str(exc)  # it says what to change first, and names the connection (wire/tls.py)
+    except AnalyticsAPIError as exc:
+        message = f"The platform answered with an error: {exc}"
+    except UnexpectedResponseError as exc:  # the probed list is plain JSON wherever the API is: a wrong host
+        message = not_the_api(conn, probe.base_url, exc.content_type, str(exc))
+    except AnalyticsError as exc:
+        message = f"The connection is misconfigured: {exc}"
+    except AirflowNotFoundException as exc:  # Airflow also says so when a connection's URI or JSON does not parse
+        message = (
+            f"Cannot read connection {hook.analytics_conn_id!r}: define it, and check that its URI or JSON parses "
+            f"(a port is a number from 1 to 65535). {exc}"
+        )
+    except Exception as exc:  # the Test button must get an answer, whatever went wrong
+        message = f"Could not test the connection: {type(exc).__name__}: {exc}"
+    else:
+        where = f" (workspace {probe.workspace_id})" if probe.workspace_id else ""
+        return True, with_notes(f"Connected to the Analytics Platform at {probe.base_url}{where}", conn)
+    return False, redact(with_notes(message, conn), conn)
