@@ -23,20 +23,18 @@ from typing import Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import Context, ResumableJobMixin, conf
 
+from airflow_provider_analytics.deprecation import moved_names
 from airflow_provider_analytics.lineage.recording import STARTED, keep
+from airflow_provider_analytics.operators import errors
 from airflow_provider_analytics.operators.common import task_instance_key, task_step
-from airflow_provider_analytics.operators.errors import (
-    RemoteJobFailed,
-    RemoteJobTimeout,
-    RemoteWaitError,
-    RequestChangedBetweenTries,
-)
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
 from airflow_provider_analytics.waits.base import Wait
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 from airflow_provider_analytics.wire.outcomes import Outcome
 
-__all__ = ["RemoteJobFailed", "RemoteJobOperator", "RemoteJobTimeout", "RemoteWaitError", "RequestChangedBetweenTries"]
+__all__ = ["RemoteJobOperator"]
+# The failures are defined in operators/errors.py, their one home; importing them from here warns until 2.0.0.
+__getattr__ = moved_names(__name__, errors.__name__, errors.__all__)
 
 
 class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
@@ -153,8 +151,8 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         second piece of work, even when the one it started fails at once.
 
         :param context: the task's context (``ti.try_number`` bounds the walk).
-        :raises RequestChangedBetweenTries: a retry's start was refused with 409: its request is not the one an
-            earlier try sent with the same key.
+        :raises ~airflow_provider_analytics.operators.errors.RequestChangedBetweenTries: a retry's start was
+            refused with 409: its request is not the one an earlier try sent with the same key.
         """
         try_number = max(int(context["ti"].try_number or 1), 1)
         previous: Any = None
@@ -184,7 +182,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         except ConflictError as exc:
             # The platform keeps the first request of a key; a repeat with another body gets 409. A retry
             # repeats the first try's key, so its request (inputs, parameters) rendered differently.
-            raise RequestChangedBetweenTries(
+            raise errors.RequestChangedBetweenTries(
                 f"the platform refused to start the {self.noun} with Idempotency-Key {key}, which an earlier "
                 f"try of this task instance already used with another request ({exc}); a retry must send the "
                 "same request to find that try's work again: render nothing that changes between tries",
@@ -293,7 +291,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def failed(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
         if self._killed:
-            raise RemoteJobFailed(
+            raise errors.RemoteJobFailed(
                 f"the task was killed; {wait.describe()} was cancelled"
                 if self.cancel_on_kill
                 else f"the task was killed; {wait.state_of(resource)} (cancel_on_kill is off)"
@@ -303,7 +301,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     def give_up(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
         """Cancel the work (with ``cancel_on_kill``), then fail the task for its timeout."""
         cancelled = self.cancel_on_kill and self._cancel_quietly(wait)
-        raise RemoteJobTimeout(self.timeout_message(wait, resource, cancelled=cancelled))
+        raise errors.RemoteJobTimeout(self.timeout_message(wait, resource, cancelled=cancelled))
 
     def _cancel_quietly(self, wait: Wait) -> bool:
         cancel = wait.cancel()

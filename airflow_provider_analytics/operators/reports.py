@@ -41,10 +41,13 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
     :param format: one of ``pdf csv xlsx html`` (templated).
     :param name: the report's name, also the downloaded file's name (templated).
     :param parameters: report parameters (templated).
-    :param wait_for_completion: wait until ready; ``False`` returns the pending report at once.
+    :param wait_for_completion: wait until ready (default ``True``); ``False`` returns the pending report at
+        once.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
-    :param poll_interval: seconds (or a ``timedelta``) between status checks.
-    :param timeout: seconds (or a ``timedelta``) to wait at most.
+    :param poll_interval: seconds (or a ``timedelta``) between status checks (default 10).
+    :param timeout: seconds (or a ``timedelta``) to wait at most, then the generation is cancelled (default
+        ``None``: no limit but the task's ``execution_timeout``).
+    :param cancel_on_kill: cancel the generation when the task is killed or times out (default ``True``).
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
@@ -102,8 +105,8 @@ class DownloadReportOperator(ReportWaiting):
     :param destination: a file path or URI, or a folder ending in ``/`` (templated).
     :param overwrite: replace an existing file; without it an existing target fails before downloading.
     :param deferrable: wait for readiness in the triggerer (default: ``[operators] default_deferrable``).
-    :param poll_interval: seconds (or a ``timedelta``) between readiness checks.
-    :param timeout: seconds (or a ``timedelta``) to wait for readiness at most.
+    :param poll_interval: seconds (or a ``timedelta``) between readiness checks (default 10).
+    :param timeout: seconds (or a ``timedelta``) to wait for readiness at most (default 3600).
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 

@@ -16,18 +16,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import Context, conf
 
+from airflow_provider_analytics.deprecation import moved_names
+from airflow_provider_analytics.operators import errors
 from airflow_provider_analytics.operators.common import (
     AnalyticsBaseOperator,
     handed_links,
     poll_seconds,
     resumed_line,
     seconds,
-)
-from airflow_provider_analytics.operators.errors import (
-    RemoteJobFailed,
-    RemoteJobTimeout,
-    RemoteWaitError,
-    RequestChangedBetweenTries,
 )
 from airflow_provider_analytics.triggers.wait_events import (
     Outcome,
@@ -51,14 +47,10 @@ DEFER_BACKSTOP_SECONDS = 300.0
 EXECUTION_TIMEOUT_MARGIN = 15.0
 # The status before the first look: unlike any status (None included), so the first state seen is logged.
 _NOTHING_SEEN = object()
-# The failures of a wait are defined in operators/errors.py and exported here, where they are raised.
-__all__ = [
-    "RemoteJobFailed",
-    "RemoteJobTimeout",
-    "RemoteWaitError",
-    "RemoteWaitOperator",
-    "RequestChangedBetweenTries",
-]
+__all__ = ["RemoteWaitOperator"]
+# The failures of a wait are defined in operators/errors.py, their one home; importing them from here warns
+# until 2.0.0.
+__getattr__ = moved_names(__name__, errors.__name__, errors.__all__)
 
 
 class RemoteWaitOperator(AnalyticsBaseOperator):
@@ -146,8 +138,9 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param wait: the work.
         :param resource: its state as already read (a start's answer counts: it is not read again first).
         :param deadline: from :meth:`begin_wait`.
-        :raises RemoteJobTimeout: at the deadline.
-        :raises RemoteWaitError: a poll failed (the client's error is its ``__cause__``).
+        :raises ~airflow_provider_analytics.operators.errors.RemoteJobTimeout: at the deadline.
+        :raises ~airflow_provider_analytics.operators.errors.RemoteWaitError: a poll failed (the client's error is
+            its ``__cause__``).
         """
         last_status: object = _NOTHING_SEEN
         while (result := wait.outcome(resource)) is None:
@@ -175,7 +168,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
             except AnalyticsError as exc:
                 if deadline is not None and time.time() >= deadline and isinstance(exc, TRANSIENT_ERRORS):
                     self.give_up(wait, resource)
-                raise RemoteWaitError.from_error(wait.describe(), exc) from exc
+                raise errors.RemoteWaitError.from_error(wait.describe(), exc) from exc
         return resource, result
 
     def make_trigger(self, wait: Wait, deadline: float | None) -> AnalyticsPollTrigger:
@@ -232,8 +225,9 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param expected: the work this task waits on, if it knows (checked against the event).
         :param deferral: ``execute_complete``'s ``deferral``, as :meth:`deferral` made it (``None`` from a
             deferral of an earlier release of this provider).
-        :raises RemoteJobTimeout: the trigger reached the deadline.
-        :raises RemoteWaitError: the trigger ended on a permanent API error.
+        :raises ~airflow_provider_analytics.operators.errors.RemoteJobTimeout: the trigger reached the deadline.
+        :raises ~airflow_provider_analytics.operators.errors.RemoteWaitError: the trigger ended on a permanent API
+            error.
         """
         self.pushed_links = handed_links(deferral)
         expected_target = expected.target if expected is not None else {}
@@ -244,7 +238,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         if checked["status"] == "timeout":
             self.give_up(wait, resource or {})
         if checked["status"] == "error" or resource is None:  # a success or failure event always has it
-            raise RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
+            raise errors.RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
         return wait, resource, "success" if checked["status"] == "success" else "failure"
 
     def failed(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
@@ -253,7 +247,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param wait: the work.
         :param resource: its last state.
         """
-        raise RemoteJobFailed(failure_message(wait.state_of(resource), resource))
+        raise errors.RemoteJobFailed(failure_message(wait.state_of(resource), resource))
 
     def give_up(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
         """Fail the task when the wait outlasted its deadline.
@@ -261,7 +255,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param wait: the work.
         :param resource: its last state.
         """
-        raise RemoteJobTimeout(self.timeout_message(wait, resource))
+        raise errors.RemoteJobTimeout(self.timeout_message(wait, resource))
 
     def timeout_message(self, wait: Wait, resource: Mapping[str, Any], cancelled: bool | None = None) -> str:
         """How a task that gave up names the work, its last state, the limit it reached and what to change.

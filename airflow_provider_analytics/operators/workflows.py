@@ -28,11 +28,13 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
 
     :param workflow_id: the workflow to run (templated).
     :param inputs: the execution's inputs, a mapping (templated).
-    :param wait_for_completion: wait for a terminal state; ``False`` returns the queued execution at once.
+    :param wait_for_completion: wait for a terminal state (default ``True``); ``False`` returns the queued
+        execution at once.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
-    :param poll_interval: seconds (or a ``timedelta``) between status checks.
-    :param timeout: seconds (or a ``timedelta``) to wait at most; then the execution is cancelled.
-    :param cancel_on_kill: cancel the execution when the task is killed or times out.
+    :param poll_interval: seconds (or a ``timedelta``) between status checks (default 10).
+    :param timeout: seconds (or a ``timedelta``) to wait at most, then the execution is cancelled (default
+        ``None``: no limit but the task's ``execution_timeout``).
+    :param cancel_on_kill: cancel the execution when the task is killed or times out (default ``True``).
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 

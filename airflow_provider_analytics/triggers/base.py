@@ -34,9 +34,9 @@ __all__ = ["TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
 class AnalyticsPollTrigger(BaseTrigger):
     """Polls one platform resource until it is done, failed, or the deadline passes.
 
-    Its events are :class:`~airflow_provider_analytics.triggers.wait_events.WaitEvent` payloads.
+    Its events are :class:`~airflow_provider_analytics.triggers.wait_events.WaitEvent` payloads. What is waited
+    on (its ids) is each subclass's own keyword arguments, read back by :attr:`wait`.
 
-    :param target: the ids of the thing waited on (JSON values only).
     :param poll_interval: seconds between polls (at least ``MIN_POLL_INTERVAL``; less is raised to it, so a
         bad value can never flood the platform).
     :param deadline: epoch seconds after which the trigger gives up with a ``timeout`` event; every poll

@@ -19,7 +19,7 @@ from airflow_provider_analytics.lineage.facets import FACET_NAME, PRODUCER, Anal
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator, UpdateDashboardOperator
 from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
-from airflow_provider_analytics.operators.jobs import RemoteJobFailed
+from airflow_provider_analytics.operators.errors import RemoteJobFailed
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
 from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator, ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer

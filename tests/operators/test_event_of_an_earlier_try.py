@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from airflow.providers.common.compat.sdk import AirflowFailException, TaskDeferred
 
-from airflow_provider_analytics.operators.jobs import RemoteJobFailed
+from airflow_provider_analytics.operators.errors import RemoteJobFailed
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from airflow.providers.common.compat.sdk import AirflowException, TaskDeferred
 
-from airflow_provider_analytics.operators.jobs import RemoteJobFailed, RemoteJobTimeout
+from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteJobTimeout
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger

@@ -11,8 +11,8 @@ import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
+from airflow_provider_analytics.operators.errors import RemoteJobFailed
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
-from airflow_provider_analytics.operators.waiting import RemoteJobFailed
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer

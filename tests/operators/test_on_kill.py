@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_analytics.operators.jobs import RemoteJobFailed
+from airflow_provider_analytics.operators.errors import RemoteJobFailed
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.support.context import SLOW, make_context

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from airflow_provider_analytics.operators.waiting import RemoteJobFailed
+from airflow_provider_analytics.operators.errors import RemoteJobFailed
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer

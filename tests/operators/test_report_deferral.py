@@ -10,7 +10,7 @@ import pytest
 from airflow.providers.common.compat.sdk import AirflowException, TaskDeferred
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.operators.jobs import RemoteJobFailed, RemoteJobTimeout
+from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteJobTimeout
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
 from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer

@@ -8,8 +8,7 @@ import logging
 import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.operators.errors import RemoteWaitError
-from airflow_provider_analytics.operators.waiting import RemoteJobFailed
+from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteWaitError
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer

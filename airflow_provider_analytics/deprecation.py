@@ -1,0 +1,38 @@
+"""Names that moved to another module, still importable from the old one for a release, with a warning.
+
+The warning is a plain ``DeprecationWarning``: Airflow's ``AirflowProviderDeprecationWarning`` lives in
+Airflow core's ``airflow.exceptions``, which common-compat does not bridge and a task-SDK-only worker may lack;
+it is a ``DeprecationWarning`` too, so a filter on that catches both.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["moved_names"]
+
+
+def moved_names(module: str, home: str, names: Iterable[str], removal: str = "2.0.0") -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) that answers for names moved to ``home``, warning on each lookup.
+
+    :param module: the old module's ``__name__``.
+    :param home: the module that defines the names now.
+    :param names: the names that moved.
+    :param removal: the release that removes them from the old module.
+    """
+    moved = frozenset(names)
+
+    def __getattr__(name: str) -> Any:
+        if name not in moved:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(
+            f"importing {name} from {module} is deprecated and stops working in {removal}; import it from {home}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(home), name)
+
+    return __getattr__
