@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,21 @@ def masked_config(conn: Any) -> ClientConfig:
     from airflow.providers.common.compat.sdk import mask_secret
 
     mask_secret(config.token)
+    quiet_httpx_request_lines()
     return config
+
+
+def quiet_httpx_request_lines() -> None:
+    """Set the ``httpx`` logger to WARNING, unless the deployment configured it.
+
+    httpx logs one INFO line per request (``HTTP Request: GET ... "HTTP/1.1 200 OK"``): a line per poll of
+    every wait, which floods a fleet's task and trigger logs. Airflow 3's logging configuration sets that
+    logger to WARNING ("too chatty even at info"); Airflow 2.11's leaves it at INFO. A level set by the
+    deployment (anything but ``NOTSET``) is kept.
+    """
+    logger = logging.getLogger("httpx")
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.WARNING)
 
 
 def prepared_config(conn: Any) -> ClientConfig:

@@ -65,7 +65,9 @@ def probe_connection(hook: AnalyticsHook) -> tuple[bool, str]:
     except UnexpectedResponseError as exc:  # the probed list is plain JSON wherever the API is: a wrong host
         message = not_the_api(conn, probe.base_url, exc.content_type, str(exc))
     except AnalyticsError as exc:
-        message = f"The connection is misconfigured: {exc}"
+        text = str(exc)  # a setting's error starts with the connection's name: said once, capitalised
+        named = text.startswith(("this connection", "connection '"))
+        message = text[0].upper() + text[1:] if named else f"The connection is misconfigured: {text}"
     except AirflowNotFoundException as exc:  # Airflow also says so when a connection's URI or JSON does not parse
         message = (
             f"Cannot read connection {hook.analytics_conn_id!r}: define it, and check that its URI or JSON parses "

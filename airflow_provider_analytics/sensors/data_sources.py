@@ -108,7 +108,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         if outcome == "failure":
             raise AirflowFailException(self._failure(status, threshold))
         if outcome == "success":
-            self.log.info("Data source %s synced at %s (needed %s)", self.data_source_id,
+            self.log.info("data source %s synced at %s (needed %s)", self.data_source_id,
                           status.get("last_synced_at"), threshold.isoformat())  # fmt: skip
             return PokeReturnValue(is_done=True, xcom_value=dict(status))
         # A change at INFO, a poke that saw none at DEBUG: a wait of hours must not log one line per poke.

@@ -34,6 +34,7 @@ from airflow_provider_analytics.wire.endpoints import Call, RequestSpec, list_wo
 from airflow_provider_analytics.wire.errors import (
     AnalyticsError,
     AnalyticsTimeoutError,
+    AnalyticsTLSError,
     AnalyticsTransportError,
     UnexpectedResponseError,
     api_error_from_response,
@@ -194,11 +195,14 @@ class BaseAnalyticsClient:
             if isinstance(reply, httpx.TransportError):
                 turn = None
                 error = self._transport_error(spec, reply)
-                reason = policy.retry_reason(retries_done=retries, idempotent=spec.idempotent, transport_error=True)
+                # A failed TLS handshake is a setting (the scheme, the certificate, 'verify'): a repeat fails alike.
+                reason = None
+                if not isinstance(error, AnalyticsTLSError):
+                    reason = policy.retry_reason(retries_done=retries, idempotent=spec.idempotent, transport_error=True)
                 # Jitter from the process-wide generator: a Random per client would cost each of a
                 # triggerer's thousands of waits 2.5 KB.
                 wait = None if reason is None else policy.backoff(retries, random.random())
-                reason = f"{reason}: {type(reply).__name__}"
+                reason = f"{reason}: {str(error).split('. ', 1)[0]}"  # what went wrong, and what to check
             elif isinstance(reply, Answer):
                 if reply.body:  # a JSON answer or an error body: never a report's content, which is streamed
                     reply = Answer(reply.response, scrub_body(reply.body))
@@ -219,6 +223,8 @@ class BaseAnalyticsClient:
                 unknown_route = False
                 if response.status_code == 404:
                     unknown_route = yield from self._route_unknown(http, spec, reply.body or b"")
+                elif response.status_code == 405:  # the contract's routes take this client's methods
+                    unknown_route = platform_error_object(reply.body or b"") is None
                 error = api_error_from_response(
                     response.status_code,
                     response.headers,

@@ -52,20 +52,20 @@ class DownloadIntegrityError(AnalyticsError):
 # ``test_connection()`` says them, and every error of these kinds carries them (``AnalyticsAPIError.advice``).
 ADVICE_TOKEN_REJECTED = "The API token was rejected (401): check the connection's API token."
 ADVICE_WORKSPACE_FORBIDDEN = "The token may not use this workspace (403): check workspace_id or the token's grants."
-ADVICE_NO_API = "No /v1 API at this base URL (404): check the host and its path prefix."
+ADVICE_NO_API = "No /v1 API at this base URL: check the host and its path prefix."
 
 
 def connection_advice(status: int, *, unknown_route: bool = False) -> str | None:
     """The sentence that says which connection setting to change for an error status, if one does.
 
     :param status: the HTTP status.
-    :param unknown_route: for a 404, whether the base URL has no /v1 API (rather than a missing resource).
+    :param unknown_route: for a 404 or 405, whether the base URL has no /v1 API (rather than a missing resource).
     """
     if status == 401:
         return ADVICE_TOKEN_REJECTED
     if status == 403:
         return ADVICE_WORKSPACE_FORBIDDEN
-    if status == 404 and unknown_route:
+    if status in (404, 405) and unknown_route:
         return ADVICE_NO_API
     return None
 
@@ -334,7 +334,7 @@ def api_error_from_response(
     A body that is not the contract's error object (a proxy's HTML page, an empty body) still gives an
     error that names the status and the request id from the headers.
 
-    :param unknown_route: for a 404, the caller found that the base URL has no /v1 API.
+    :param unknown_route: for a 404 or 405, the caller found that the base URL has no /v1 API.
     :param connection_id: the connection to name next to the advice.
     :param body_over_limit: the size limit the body passed, when it was therefore not read (``body`` is empty).
     :param workspace_id: the workspace the request was sent to (``None``: the token's default), named in a 404
@@ -343,11 +343,11 @@ def api_error_from_response(
     request_id = _short_text(headers.get(HEADER_REQUEST_ID))
     error_type = _DEFAULT_TYPE_BY_STATUS.get(status, "internal" if status >= 500 else "unknown")
     details: Mapping[str, Any] = {}
-    message = _describe_unreadable_body(status, headers, body, body_over_limit)
     try:
         document = json.loads(body) if body else None
     except (ValueError, RecursionError):
         document = None
+    message = _describe_unreadable_body(status, headers, body, body_over_limit, is_json=document is not None)
     error = document.get("error") if isinstance(document, dict) else None
     if isinstance(error, dict):
         error_type = _short_text(error.get("type")) or error_type
@@ -384,13 +384,16 @@ def _missing_resource_scope(workspace_id: str | None, connection_id: str | None)
     return "the token's default workspace"
 
 
-def _describe_unreadable_body(status: int, headers: Mapping[str, str], body: bytes, over_limit: int | None) -> str:
+def _describe_unreadable_body(
+    status: int, headers: Mapping[str, str], body: bytes, over_limit: int | None, *, is_json: bool
+) -> str:
     if over_limit is not None:
         return f"HTTP {status} with a body over the {_byte_size(over_limit)} limit (not read)"
     if not body:
         return f"HTTP {status} with an empty body"
     content_type = clean_text(headers.get("content-type", "unknown content type"), 100)
-    return f"HTTP {status} with a non-JSON body ({content_type}, {len(body)} bytes)"
+    what = "JSON that is not the API's error object" if is_json else "a non-JSON body"
+    return f"HTTP {status} with {what} ({content_type}, {len(body)} bytes)"
 
 
 def _byte_size(count: int) -> str:

@@ -216,12 +216,12 @@ def test_the_rest_api_test_names_no_random_id(
     caplog.set_level(logging.WARNING, logger=LOGGER)
     ok, message = run_as_the_rest_api_does(monkeypatch, hooks, host="ftp://files.example.com", password=TOKEN)
     assert not ok
-    assert "this connection: host (the base URL) must be an http(s) URL" in message
+    assert message.startswith("This connection: host (the base URL) must be an http(s) URL")
     # Refused after the extras were looked over (no request is sent): the warning names no random id either.
     ok, message = run_as_the_rest_api_does(
         monkeypatch, hooks, host=HOST, password=TOKEN, extra={"time_out": 5, "timeout": "soon"}
     )
-    assert (ok, message.split(": extra")[0]) == (False, "The connection is misconfigured: this connection")
+    assert (ok, message.split(": extra")[0]) == (False, "This connection")  # named once, not "misconfigured: this"
     (warning,) = warnings_logged(caplog)
     assert warning.startswith("Extra 'time_out' of this connection is not a setting of this provider")
 
@@ -364,3 +364,35 @@ def test_no_form_field_is_a_text_area_on_airflow_3_2_and_later() -> None:
         types = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
         assert len(types - {"null"}) == 1 or "examples" in schema or "enum" in schema, name
     assert connection_type_info("analytics")["conn-fields"]["verify"]["schema"]["type"][0] == "string"
+
+
+def test_a_request_logs_no_httpx_info_line_unless_the_deployment_asks(
+    sandbox: SandboxServer,
+    hooks: list[AnalyticsHook],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Airflow 2.11's logging leaves httpx at INFO: a line per poll of every wait (Airflow 3's sets WARNING).
+    httpx_logger = logging.getLogger("httpx")
+    monkeypatch.setattr(httpx_logger, "level", logging.NOTSET)
+    caplog.set_level(logging.INFO)  # the root logger: what a task log shows
+    set_json_connection(monkeypatch, host=sandbox.base_url, password=sandbox.token)
+    assert list(new_hook(hooks, "analytics_default").list_workflows())
+    assert api_requests(sandbox, "/v1/workflows")
+    assert not [record for record in caplog.records if record.name.startswith("httpx")]
+    assert httpx_logger.level == logging.WARNING
+
+
+def test_a_level_the_deployment_gave_httpx_is_kept(
+    sandbox: SandboxServer,
+    hooks: list[AnalyticsHook],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    httpx_logger = logging.getLogger("httpx")
+    monkeypatch.setattr(httpx_logger, "level", logging.INFO)
+    caplog.set_level(logging.INFO)
+    set_json_connection(monkeypatch, host=sandbox.base_url, password=sandbox.token)
+    assert list(new_hook(hooks, "analytics_default").list_workflows())
+    assert [record for record in caplog.records if record.name == "httpx" and "HTTP Request" in record.getMessage()]
+    assert httpx_logger.level == logging.INFO

@@ -110,3 +110,23 @@ def test_a_404_on_a_route_without_ids_needs_no_probe(hook: AnalyticsHook, sandbo
         hook.client.call(endpoints.list_charts())
     assert caught.value.advice == ADVICE_NO_API
     assert len(api_requests(sandbox)) == 1
+
+
+def test_a_405_with_another_servers_json_says_no_api_and_names_the_connection(sandbox: SandboxServer) -> None:
+    # Airflow's own API server as the host answers a POST to /v1/... with FastAPI's {"detail": ...}.
+    body = '{"detail":"Method Not Allowed"}'
+    sandbox.state.inject(Fault.status(405, body=body, content_type="application/json", path="/execute"))
+    error = run_workflow()
+    assert error.status == 405
+    assert error.advice == ADVICE_NO_API
+    text = str(error)
+    assert "HTTP 405 with JSON that is not the API's error object (application/json, 31 bytes)" in text
+    assert text.endswith(f"{ADVICE_NO_API.rstrip('.')} {NAMED}")
+    assert "non-JSON" not in text
+
+
+def test_a_405_in_the_contracts_shape_is_the_platforms_answer_without_connection_advice(sandbox: SandboxServer) -> None:
+    sandbox.state.inject(Fault.status(405, path="/execute"))
+    error = run_workflow()
+    assert error.status == 405
+    assert error.advice is None

@@ -99,6 +99,19 @@ def test_https_to_a_plain_http_server_says_to_write_http(api_factory: ApiFactory
     assert tracebacks(caught.value) == 2, "the TLS error, then ours: not httpx's and httpcore's wrappings too"
 
 
+def test_a_tls_handshake_with_a_plain_http_server_is_not_retried(
+    plain_http_port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The server answers one connection only: a retry would wait on the second one and time out instead.
+    config = ClientConfig(
+        base_url=f"https://127.0.0.1:{plain_http_port}", token="t0ken", connection_id=CONN, timeout=3.0
+    )
+    assert config.retry.max_retries > 0
+    with AnalyticsClient(config) as client, pytest.raises(AnalyticsTLSError, match="speaks plain HTTP"):
+        client.call(endpoints.list_charts())
+    assert not [record for record in caplog.records if "retry 1 of" in record.getMessage()]
+
+
 def test_a_host_without_a_scheme_on_the_sandbox_names_the_connection(
     sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
