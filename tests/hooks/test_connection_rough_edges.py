@@ -366,33 +366,27 @@ def test_no_form_field_is_a_text_area_on_airflow_3_2_and_later() -> None:
     assert connection_type_info("analytics")["conn-fields"]["verify"]["schema"]["type"][0] == "string"
 
 
+# Airflow 2.11's logging leaves httpx at INFO: a line per poll of every wait (Airflow 3's sets WARNING). A level
+# the deployment gave the logger is kept.
+@pytest.mark.parametrize(
+    ("configured", "level_after", "lines"),
+    [(logging.NOTSET, logging.WARNING, False), (logging.INFO, logging.INFO, True)],
+)
 def test_a_request_logs_no_httpx_info_line_unless_the_deployment_asks(
     sandbox: SandboxServer,
     hooks: list[AnalyticsHook],
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    configured: int,
+    level_after: int,
+    lines: bool,
 ) -> None:
-    # Airflow 2.11's logging leaves httpx at INFO: a line per poll of every wait (Airflow 3's sets WARNING).
     httpx_logger = logging.getLogger("httpx")
-    monkeypatch.setattr(httpx_logger, "level", logging.NOTSET)
+    monkeypatch.setattr(httpx_logger, "level", configured)
     caplog.set_level(logging.INFO)  # the root logger: what a task log shows
     set_json_connection(monkeypatch, host=sandbox.base_url, password=sandbox.token)
     assert list(new_hook(hooks, "analytics_default").list_workflows())
     assert api_requests(sandbox, "/v1/workflows")
-    assert not [record for record in caplog.records if record.name.startswith("httpx")]
-    assert httpx_logger.level == logging.WARNING
-
-
-def test_a_level_the_deployment_gave_httpx_is_kept(
-    sandbox: SandboxServer,
-    hooks: list[AnalyticsHook],
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    httpx_logger = logging.getLogger("httpx")
-    monkeypatch.setattr(httpx_logger, "level", logging.INFO)
-    caplog.set_level(logging.INFO)
-    set_json_connection(monkeypatch, host=sandbox.base_url, password=sandbox.token)
-    assert list(new_hook(hooks, "analytics_default").list_workflows())
-    assert [record for record in caplog.records if record.name == "httpx" and "HTTP Request" in record.getMessage()]
-    assert httpx_logger.level == logging.INFO
+    logged = [record for record in caplog.records if record.name == "httpx" and "HTTP Request" in record.getMessage()]
+    assert bool(logged) is lines
+    assert httpx_logger.level == level_after
