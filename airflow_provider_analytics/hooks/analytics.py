@@ -1,8 +1,7 @@
 """``AnalyticsHook`` (blocking, for operators and ``@task`` code) and ``AnalyticsAsyncHook`` (for triggers).
 
-Importing this module is cheap: a DAG file that imports an operator imports it at every parse, so the wire
-layer (the client, its transports and limiter, the request builders) is imported by the methods that send,
-on first use, and ``AnalyticsAsyncHook`` is loaded when it is first looked up here.
+Cheap to import, as every DAG file using an operator does at each parse: the wire layer (client, transports,
+limiter, request builders) is imported by the methods that send, and ``AnalyticsAsyncHook`` on first lookup.
 """
 
 from __future__ import annotations
@@ -390,14 +389,9 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         return download_report_to(self.client, report_id, destination, overwrite=overwrite, report=report)
 
-    # Connection test ------------------------------------------------------------------------------------
-
     def test_connection(self) -> tuple[bool, str]:
-        """Make one cheap authenticated call and say, in words a user can act on, what is wrong if it fails.
-
-        Never raises: the UI's Test button and ``airflow connections test`` always get an answer, and no
-        answer repeats the token or the credentials of a URL.
-        """
+        """Make one cheap authenticated call and say what to change if it fails; never raises, never shows the
+        token (:func:`~airflow_provider_analytics.hooks.connection_test.probe_connection`)."""
         from airflow_provider_analytics.hooks.connection_test import probe_connection
 
         return probe_connection(self)

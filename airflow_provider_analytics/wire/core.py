@@ -199,8 +199,7 @@ class BaseAnalyticsClient:
                 reason = None
                 if not isinstance(error, AnalyticsTLSError):
                     reason = policy.retry_reason(retries_done=retries, idempotent=spec.idempotent, transport_error=True)
-                # Jitter from the process-wide generator: a Random per client would cost each of a
-                # triggerer's thousands of waits 2.5 KB.
+                # Process-wide jitter: a Random per client would cost each of a triggerer's waits 2.5 KB.
                 wait = None if reason is None else policy.backoff(retries, random.random())
                 reason = f"{reason}: {str(error).split('. ', 1)[0]}"  # what went wrong, and what to check
             elif isinstance(reply, Answer):
@@ -220,11 +219,7 @@ class BaseAnalyticsClient:
                         request_id=clean_text(response.headers.get(HEADER_REQUEST_ID, ""), 200) or None,
                     )
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                unknown_route = False
-                if response.status_code == 404:
-                    unknown_route = yield from self._route_unknown(http, spec, reply.body or b"")
-                elif response.status_code == 405:  # the contract's routes take this client's methods
-                    unknown_route = platform_error_object(reply.body or b"") is None
+                unknown_route = yield from self._route_unknown(http, spec, response.status_code, reply.body or b"")
                 error = api_error_from_response(
                     response.status_code,
                     response.headers,
@@ -338,21 +333,22 @@ class BaseAnalyticsClient:
         return now, turn
 
     def _route_unknown(
-        self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, body: bytes
+        self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, status: int, body: bytes
     ) -> Generator[Step, Reply, bool]:
-        """Whether a 404 means that the base URL serves no /v1 API (a wrong host or path prefix), not that
-        a resource is missing; decided by status and shape, never by the message, whose wording the contract
-        leaves open.
+        """Whether a 404 or 405 means that the base URL serves no /v1 API (a wrong host or path prefix), not
+        that a resource is missing; decided by status and shape, never by the message.
 
-        A body that is not the contract's error object came from something other than the platform. A
-        route without ids (a list, a create) exists wherever the API does. For a route with ids the answer
-        alone cannot tell, so, unless an earlier answer already proved the base URL right, the route that
-        ``test_connection()`` probes is asked once (``GET /v1/workflows?limit=1``): a 404 there too means
-        no API. Only failures pay for that request.
+        A body that is not the contract's error object came from something other than the platform (the
+        contract's routes all take this client's methods, so such a 405 too). A route without ids (a list, a
+        create) exists wherever the API does. For a route with ids the answer alone cannot tell, so, unless an
+        earlier answer already proved the base URL right, the route ``test_connection()`` probes is asked once
+        (``GET /v1/workflows?limit=1``): a 404 there too means no API. Only failures pay for that request.
         """
-        if platform_error_object(body) is None or "{" not in spec.route:
+        if status not in (404, 405):
+            return False
+        if platform_error_object(body) is None or ("{" not in spec.route and status == 404):
             return True
-        if self._api_answered:
+        if status == 405 or self._api_answered:
             return False
         now, call_deadline = time.monotonic(), current_call_deadline()
         if call_deadline is not None and call_deadline <= now:

@@ -39,32 +39,15 @@ T = TypeVar("T")
 # The error type given to an error the platform sent as bare text instead of ``{"type", "message"}``.
 STRING_ERROR_TYPE = "unknown_error"
 # The request builders, and the call types they return (re-exported: callers build and send through here).
+# fmt: off
 __all__ = [
-    "Call",
-    "Page",
-    "PagedCall",
-    "RequestSpec",
-    "cancel_execution",
-    "cancel_report",
-    "chart_data",
-    "connect_data_source",
-    "create_chart",
-    "create_dashboard",
-    "create_workflow",
-    "download_report",
-    "execute_workflow",
-    "generate_report",
-    "get_execution",
-    "get_report",
-    "get_sync_status",
-    "list_charts",
-    "list_dashboards",
-    "list_data_sources",
-    "list_reports",
-    "list_workflows",
-    "new_idempotency_key",
+    "Call", "Page", "PagedCall", "RequestSpec", "cancel_execution", "cancel_report", "chart_data",
+    "connect_data_source", "create_chart", "create_dashboard", "create_workflow", "download_report",
+    "execute_workflow", "generate_report", "get_execution", "get_report", "get_sync_status", "list_charts",
+    "list_dashboards", "list_data_sources", "list_reports", "list_workflows", "new_idempotency_key",
     "update_dashboard",
 ]
+# fmt: on
 
 
 def new_idempotency_key() -> str:

@@ -48,8 +48,7 @@ class DownloadIntegrityError(AnalyticsError):
     """A downloaded body was shorter than announced or did not match its digest; nothing was kept."""
 
 
-# What to change, for the failures a connection's own settings cause. The one source of these sentences:
-# ``test_connection()`` says them, and every error of these kinds carries them (``AnalyticsAPIError.advice``).
+# What to change for failures a connection's settings cause: test_connection() and AnalyticsAPIError.advice.
 ADVICE_TOKEN_REJECTED = "The API token was rejected (401): check the connection's API token."
 ADVICE_WORKSPACE_FORBIDDEN = "The token may not use this workspace (403): check workspace_id or the token's grants."
 ADVICE_NO_API = "No /v1 API at this base URL: check the host and its path prefix."
@@ -247,7 +246,6 @@ class AnalyticsTimeoutError(AnalyticsTransportError):
 # the wait polls again later rather than give up over something the platform will recover from.
 TRANSIENT_ERRORS = (ServerError, RateLimitedError, AnalyticsTransportError)
 
-
 _ERROR_BY_STATUS: dict[int, type[AnalyticsAPIError]] = {
     400: InvalidRequestError,
     401: UnauthenticatedError,
@@ -347,7 +345,8 @@ def api_error_from_response(
         document = json.loads(body) if body else None
     except (ValueError, RecursionError):
         document = None
-    message = _describe_unreadable_body(status, headers, body, body_over_limit, is_json=document is not None)
+    content_type = headers.get("content-type", "unknown content type")
+    message = _describe_unreadable_body(status, content_type, body, body_over_limit, document is not None)
     error = document.get("error") if isinstance(document, dict) else None
     if isinstance(error, dict):
         error_type = _short_text(error.get("type")) or error_type
@@ -384,16 +383,13 @@ def _missing_resource_scope(workspace_id: str | None, connection_id: str | None)
     return "the token's default workspace"
 
 
-def _describe_unreadable_body(
-    status: int, headers: Mapping[str, str], body: bytes, over_limit: int | None, *, is_json: bool
-) -> str:
+def _describe_unreadable_body(status: int, content_type: str, body: bytes, over_limit: int | None, parsed: bool) -> str:
     if over_limit is not None:
         return f"HTTP {status} with a body over the {_byte_size(over_limit)} limit (not read)"
     if not body:
         return f"HTTP {status} with an empty body"
-    content_type = clean_text(headers.get("content-type", "unknown content type"), 100)
-    what = "JSON that is not the API's error object" if is_json else "a non-JSON body"
-    return f"HTTP {status} with {what} ({content_type}, {len(body)} bytes)"
+    what = "JSON that is not the API's error object" if parsed else "a non-JSON body"
+    return f"HTTP {status} with {what} ({clean_text(content_type, 100)}, {len(body)} bytes)"
 
 
 def _byte_size(count: int) -> str:
