@@ -85,7 +85,7 @@ def get_provider_info() -> dict[str, Any]:
             }
         ],
         # Airflow 3.2+ reads the connection form from here; AnalyticsHook generates the same form for
-        # earlier releases from these entries (hooks/forms.py).
+        # earlier releases from these entries (connection/_form.py).
         "connection-types": [
             {
                 "connection-type": "analytics",

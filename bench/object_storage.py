@@ -32,7 +32,7 @@ import os, shutil, sys, tempfile, time
 os.sched_setaffinity(0, {0})
 import airflow.sdk, airflow_provider_analytics.operators.reports  # loaded in a worker before any download
 from airflow.providers.common.compat.sdk import ObjectStoragePath
-from airflow_provider_analytics.hooks.destinations import download_report_to
+from airflow_provider_analytics.destinations._download import download_report_to
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 base, way = sys.argv[1], sys.argv[2]

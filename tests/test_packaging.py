@@ -31,7 +31,7 @@ from tests.support.probes import RESULT_PREFIX, printed_result, run_without_conn
 PACKAGE_DIR = Path(airflow_provider_analytics.__file__).parent
 PYPROJECT = PACKAGE_DIR.parent / "pyproject.toml"
 # The provider's own layers; lineage/ belongs to the `openlineage` extra.
-CORE_PACKAGES = ("hooks", "operators", "sensors", "triggers", "wire")
+CORE_PACKAGES = ("hooks", "operators", "sensors", "triggers", "wire", "_jobs", "connection", "destinations")
 COMMON_COMPAT = "airflow.providers.common.compat"
 # The modules that refuse to import on Airflow 2 (version_compat.require_airflow_3), with a sentence.
 NEEDS_AIRFLOW_3 = {"airflow_provider_analytics.triggers.asset_events"}

@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook, masked_config
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook
 
 if TYPE_CHECKING:
+    from airflow_provider_analytics.destinations import DownloadResult
     from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
-    from airflow_provider_analytics.hooks.destinations import DownloadResult
     from airflow_provider_analytics.wire.client import AnalyticsClient
     from airflow_provider_analytics.wire.models import (
         Chart,
@@ -55,19 +55,19 @@ class AnalyticsHook(AnalyticsBaseHook):
     """
 
     # The connection form for Airflow before 3.2, which reads it from the registered hook class's own
-    # __dict__; generated from the provider info that 3.2 and later read (hooks/forms.py).
+    # __dict__; generated from the provider info that 3.2 and later read (connection/_form.py).
 
     @classmethod
     def get_connection_form_widgets(cls) -> dict[str, Any]:
         """The extra fields of the connection form (``conn-fields`` of the provider info) as wtforms fields."""
-        from airflow_provider_analytics.hooks.forms import connection_form_widgets
+        from airflow_provider_analytics.connection._form import connection_form_widgets
 
         return connection_form_widgets(cls.conn_type)
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
         """Hidden, relabelled and placeholder fields of the connection form (``ui-field-behaviour``)."""
-        from airflow_provider_analytics.hooks.forms import field_behaviour
+        from airflow_provider_analytics.connection._form import field_behaviour
 
         return field_behaviour(cls.conn_type)
 
@@ -79,6 +79,7 @@ class AnalyticsHook(AnalyticsBaseHook):
     @cached_property
     def client(self) -> AnalyticsClient:
         """The configured client, built on first use."""
+        from airflow_provider_analytics.connection._config import masked_config
         from airflow_provider_analytics.wire.client import AnalyticsClient
 
         return AnalyticsClient(masked_config(self.connection))
@@ -86,7 +87,7 @@ class AnalyticsHook(AnalyticsBaseHook):
     @property
     def ui_url(self) -> str | None:
         """The platform UI's base URL (the ``ui_url`` extra), for links; ``None`` when unset."""
-        from airflow_provider_analytics.hooks.connection import ui_url_of
+        from airflow_provider_analytics.connection._config import ui_url_of
 
         return ui_url_of(self.connection)
 
@@ -99,6 +100,8 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :return: whether anything changed.
         """
+        from airflow_provider_analytics.connection._config import masked_config
+
         fresh = self.get_connection(self.analytics_conn_id)
         if "client" in self.__dict__ and self.client.config == masked_config(fresh):
             return False
@@ -380,18 +383,19 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param report_id: the report's id.
         :param destination: a file path or URI, or a folder (ending in ``/``: the platform's file name,
             made safe, is used inside it when its extension matches the content type, else
-            ``<report_id>.<ext>``).
+            ``<report_id>.<ext>``); or the destination ``DownloadReportOperator`` already parsed in this task
+            step, which is not parsed again.
         :param overwrite: replace an existing file; without it an existing target fails before downloading.
         :param report: the report as last fetched (``get_report``); its ``size_bytes`` and ``sha256`` then
             bound and check the file as well.
         """
-        from airflow_provider_analytics.hooks.destinations import download_report_to
+        from airflow_provider_analytics.destinations._download import download_report_to
 
         return download_report_to(self.client, report_id, destination, overwrite=overwrite, report=report)
 
     def test_connection(self) -> tuple[bool, str]:
         """Make one cheap authenticated call and say what to change if it fails; never raises, never shows the
-        token (:func:`~airflow_provider_analytics.hooks.connection_test.probe_connection`)."""
-        from airflow_provider_analytics.hooks.connection_test import probe_connection
+        token (``connection/_probe.py``)."""
+        from airflow_provider_analytics.connection._probe import probe_connection
 
         return probe_connection(self)

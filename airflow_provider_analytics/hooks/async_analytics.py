@@ -7,7 +7,8 @@ from typing import Any, TypeVar
 
 from airflow.providers.common.compat.connection import get_async_connection
 
-from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook, prepared_config
+from airflow_provider_analytics.connection._config import prepared_config
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.calls import Call
 from airflow_provider_analytics.wire.client import AsyncAnalyticsClient

@@ -68,7 +68,7 @@ class TaskRecord:
         self.failed = failed
         self.calls_left = max_extra_calls
         # The hook looked the connection up while the task ran; its token is already masked.
-        from airflow_provider_analytics.hooks.connection import client_config_from_connection
+        from airflow_provider_analytics.connection._config import client_config_from_connection
 
         self._config = client_config_from_connection(operator.hook.connection)
         self.host = host_of(self._config.base_url)

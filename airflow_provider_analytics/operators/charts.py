@@ -140,7 +140,8 @@ class GetChartDataOperator(AnalyticsBaseOperator):
         if not self.destination:
             return self._to_xcom()
         # Imported when a file is written, not when a DAG file is parsed.
-        from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing, write_atomically
+        from airflow_provider_analytics.destinations._atomic import write_atomically
+        from airflow_provider_analytics.destinations._target import Destination, refuse_existing
 
         where = Destination.parse(self.destination)
         if where.is_folder:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import cached_property
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from airflow.providers.common.compat.sdk import BaseOperator, Context
 
@@ -20,9 +20,13 @@ from airflow_provider_analytics.operators.errors import FinalFailure, why_final
 from airflow_provider_analytics.operators.links import AnalyticsLink
 from airflow_provider_analytics.version_compat import link_xcom_key
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
-from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnauthenticatedError
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.wire.calls import Call
 
 S = TypeVar("S")
+T = TypeVar("T")
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -144,6 +148,23 @@ class HookOwner:
     def hook(self) -> AnalyticsHook:
         """The hook for ``analytics_conn_id``."""
         return AnalyticsHook(analytics_conn_id=self.analytics_conn_id)  # type: ignore[attr-defined]
+
+    def read(self, call: Call[T]) -> T:
+        """Send a read of the work waited on (every poll of a task, on the worker or a sensor's poke).
+
+        A token refused while the task waits (rotated, its grace over) makes it read its connection once more,
+        as the triggers do (``triggers/polling.py``): a wait held on the worker can last hours, and the secrets
+        backend may hold a new token by now. A refusal right after that re-read is final.
+
+        :param call: the request, from the work's description (``_jobs/<kind>.py``).
+        """
+        try:
+            return self.hook.client.call(call)
+        except UnauthenticatedError:
+            if not self.hook.reload_connection():
+                raise
+            self.log.info("The token was refused; using the connection as it reads now")  # type: ignore[attr-defined]
+            return self.hook.client.call(call)
 
 
 class AnalyticsBaseOperator(HookOwner, BaseOperator):

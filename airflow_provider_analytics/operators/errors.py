@@ -5,6 +5,7 @@
 - :class:`RemoteWaitError`: an API error ended the wait while it polled; the work's own fate is unknown.
 - :class:`RequestChangedBetweenTries`: a retry's start was refused because its request is not the one an
   earlier try sent under the same ``Idempotency-Key``.
+- :class:`UnexpectedEventError`: a task was resumed with something that is not the event of its wait.
 
 Each is an ``AirflowException``, so Airflow retries the task as for any other failure, unless a retry cannot
 change the answer: :func:`why_final` says when, and the operators then raise :class:`FinalFailure` (an
@@ -19,7 +20,6 @@ from typing import Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_analytics.triggers.wait_events import api_error_fields
 from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError, AnalyticsInputError, ConflictError
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "RemoteJobTimeout",
     "RemoteWaitError",
     "RequestChangedBetweenTries",
+    "UnexpectedEventError",
     "why_final",
 ]
 
@@ -75,6 +76,8 @@ class RemoteWaitError(AirflowException):
         :param what: how the work is named (``execution e1 of workflow w1``).
         :param error: the error a poll raised.
         """
+        from airflow_provider_analytics._jobs.events import api_error_fields  # it imports this module
+
         return cls(f"polling {what} failed: {error}", **api_error_fields(error))
 
     @classmethod
@@ -93,6 +96,10 @@ class RemoteWaitError(AirflowException):
             error_type=error_type if isinstance(error_type, str) else None,
             request_id=request_id if isinstance(request_id, str) else None,
         )
+
+
+class UnexpectedEventError(AirflowException):
+    """A task was resumed with something that is not the event of the wait it deferred to."""
 
 
 class RequestChangedBetweenTries(AirflowException):

@@ -16,21 +16,20 @@ between the start and storing the id gets the same work back on its retry.
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import Context, ResumableJobMixin, conf
 
+from airflow_provider_analytics._jobs.base import RemoteJob, StartableJob
 from airflow_provider_analytics.deprecation import moved_names
 from airflow_provider_analytics.lineage.recording import STARTED, keep
 from airflow_provider_analytics.operators import errors
-from airflow_provider_analytics.operators.common import task_instance_key, task_step
-from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
-from airflow_provider_analytics.waits.base import Wait
+from airflow_provider_analytics.operators.common import check_templated, task_instance_key, task_step
+from airflow_provider_analytics.operators.links import AnalyticsLink
+from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, TaskTry, started_over
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
-from airflow_provider_analytics.wire.outcomes import Outcome
 
 __all__ = ["RemoteJobOperator"]
 # The failures are defined in operators/errors.py, their one home; importing them from here warns until 2.0.0.
@@ -38,7 +37,12 @@ __getattr__ = moved_names(__name__, errors.__name__, errors.__all__)
 
 
 class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
-    """Base of operators that start one piece of remote work and wait for it.
+    """Start one piece of remote work and wait for it; a concrete operator is configuration of this class.
+
+    It names the kind of work (``job``, a description in ``_jobs/``: how it starts, is found again, read,
+    judged, cancelled and named), the task's arguments the start takes (attributes named by
+    ``job.start_arguments``), its template fields, its extra link (the work's page) and ``external_id_key``
+    (``job.state_key``). This class is the only place Airflow's ``ResumableJobMixin`` is adapted.
 
     :param wait_for_completion: wait until the work is finished; else return it as started.
     :param deferrable: wait in the triggerer instead of holding a worker slot.
@@ -47,8 +51,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     :param cancel_on_kill: cancel the remote work when the task is killed or times out.
     """
 
-    # The name of the work in ``lineage/extract.py`` (its ``OPERATIONS``): ``execute_workflow``, ``generate_report``.
-    lineage_operation: ClassVar[str]
+    job: ClassVar[type[StartableJob]]
 
     def __init__(
         self,
@@ -63,60 +66,25 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         super().__init__(deferrable=deferrable, poll_interval=poll_interval, timeout=timeout, **kwargs)
         self.wait_for_completion = wait_for_completion
         self.cancel_on_kill = cancel_on_kill
-        self._running: Wait | None = None  # the work on_kill cancels, once started or found
-        self._killed = False
-        # The mixin asks for the work's status, waits for it, then asks for its result, each by id: the last
-        # answer read is kept here so each of those steps reuses it instead of reading the work again.
-        self._seen: tuple[Any, Mapping[str, Any]] | None = None
-        self._published: Any = None  # the id whose XCom and link are already pushed
-
-    # What a concrete operator says --------------------------------------------------------------------
-
-    @abstractmethod
-    def validate(self) -> None:
-        """Check the (rendered) arguments before any request; raise with what to change."""
-
-    @abstractmethod
-    def start(self, context: Context, idempotency_key: str) -> Mapping[str, Any]:
-        """Start the work; return it as the platform answered.
-
-        :param context: the task's context.
-        :param idempotency_key: the start's key (the same on every try that must find the same work).
-        """
-
-    @abstractmethod
-    def external_id(self, resource: Mapping[str, Any]) -> Any:
-        """The JSON value that identifies the work (stored in ``task_state_store``).
-
-        :param resource: the work as the platform answered.
-        """
-
-    @abstractmethod
-    def waiting_on(self, external_id: Any) -> Wait:
-        """The wait for the work an external id names.
-
-        :param external_id: as :meth:`external_id` made it (or as an earlier try stored it).
-        """
-
-    @abstractmethod
-    def publish(self, context: Context, external_id: Any) -> None:
-        """Push ids and links to XCom so users can follow the work while it runs.
-
-        :param context: the task's context.
-        :param external_id: the work.
-        """
 
     @property
     def cancels_on_kill(self) -> bool:
         return self.cancel_on_kill
 
-    # The flow ----------------------------------------------------------------------------------------
+    def start_arguments(self) -> dict[str, Any]:
+        """The (rendered) arguments the start sends, by the names ``job.start_arguments`` gives."""
+        return {name: getattr(self, name) for name in self.job.start_arguments}
+
+    # The flow: execute, then the mixin calls submit_job, or get_job_status and is_job_*, then
+    # poll_until_complete and get_job_result ----------------------------------------------------------
 
     @task_step
     def execute(self, context: Context) -> Any:
-        self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
-        self.validate()
-        self._deadline = self.begin_wait(context)
+        arguments = self.start_arguments()
+        for name in self.job.mapping_arguments:
+            check_templated(arguments[name], name)
+        self.job.validate(**arguments)
+        self.begin_try(context)
         return self.execute_resumable(context)
 
     def submit_job(self, context: Context) -> Any:
@@ -127,14 +95,15 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
             # Not durable (always so in common-compat's stand-in), the mixin neither reads nor writes the
             # store: the key chain is then the only memory of earlier tries.
             resource = self._start(context, store.get(self.external_id_key))
-            what = self.waiting_on(self.external_id(resource)).describe()
-            self.log.info("Started %s (status %s)", what, resource.get("status"))
+            work = self.job.from_answer(resource, **self.start_arguments())
+            self.log.info("Started %s (status %s)", work.describe(), resource.get("status"))
         else:
             resource = self.find_or_start(context)
-        external_id = self._saw(resource)
-        self._running = self.waiting_on(external_id)  # from here on, on_kill can cancel it
-        self._publish_once(context, external_id)
-        return external_id
+            work = self.job.from_answer(resource, **self.start_arguments())
+        task_try = self._current_try()
+        task_try.seen, task_try.running = (work, resource), work  # from here on, on_kill can cancel it
+        self._publish_once(context, work)
+        return work.external_id
 
     def find_or_start(self, context: Context) -> Mapping[str, Any]:
         """Without ``task_state_store``: find this task instance's work by replaying its start keys.
@@ -155,11 +124,12 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
             refused with 409: its request is not the one an earlier try sent with the same key.
         """
         try_number = max(int(context["ti"].try_number or 1), 1)
+        arguments = self.start_arguments()
         previous: Any = None
         for _ in range(try_number - 1):  # the links earlier tries can have started
-            wait = self.waiting_on(self.external_id(self._start(context, previous)))
-            resource = self.fetch(wait)
-            outcome, status, what = wait.outcome(resource), resource.get("status"), wait.describe()
+            work = self.job.from_answer(self._start(context, previous), **arguments)
+            resource: Mapping[str, Any] = self.read(work.fetch())
+            outcome, status, what = work.outcome(resource), resource.get("status"), work.describe()
             if outcome is None:
                 self.log.info("Retry %d found %s still %s: waiting for it", try_number, what, status)
                 return resource
@@ -167,23 +137,23 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
                 self.log.info("Retry %d found %s %s: returning it, starting nothing", try_number, what, status)
                 return resource
             self.log.info("Retry %d found %s %s: moving on to the next start", try_number, what, status)
-            previous = self.external_id(resource)
+            previous = self.job.from_answer(resource, **arguments).external_id
         resource = self._start(context, previous)  # the one link this try may start itself
         verb = "Started" if try_number == 1 else f"Retry {try_number} started (or found again)"
-        what = self.waiting_on(self.external_id(resource)).describe()
+        what = self.job.from_answer(resource, **arguments).describe()
         self.log.info("%s %s (status %s)", verb, what, resource.get("status"))
         return resource
 
     def _start(self, context: Context, previous: Any) -> Mapping[str, Any]:
         """Start (or, within 24 hours of the first use of its key, replay) the link after ``previous``."""
-        key = task_instance_key(context, self.wait_type.kind, previous)
+        key = task_instance_key(context, self.job.kind, previous)
         try:
-            return self.start(context, key)
+            return self.job.start(self.hook, key, **self.start_arguments())
         except ConflictError as exc:
             # The platform keeps the first request of a key; a repeat with another body gets 409. A retry
             # repeats the first try's key, so its request (inputs, parameters) rendered differently.
             raise errors.RequestChangedBetweenTries(
-                f"the platform refused to start the {self.noun} with Idempotency-Key {key}, which an earlier "
+                f"the platform refused to start the {self.job.noun} with Idempotency-Key {key}, which an earlier "
                 f"try of this task instance already used with another request ({exc}); a retry must send the "
                 "same request to find that try's work again: render nothing that changes between tries",
                 idempotency_key=key,
@@ -191,28 +161,36 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
             ) from exc
 
     def get_job_status(self, external_id: Any, context: Context) -> str:
-        self._running = wait = self.waiting_on(external_id)
-        return str(self.fetch(wait).get("status"))
+        work = self.job.from_external_id(external_id)
+        resource: Mapping[str, Any] = self.read(work.fetch())
+        task_try = self._current_try()
+        # Kept: the mixin next waits for it or returns it, and neither reads it again (one GET to reattach).
+        task_try.running, task_try.seen = work, (work, resource)
+        return str(resource.get("status"))
 
     def is_job_active(self, status: str) -> bool:
-        return self._verdict(status) is None
+        return self.job.verdict(status) is None
 
     def is_job_succeeded(self, status: str) -> bool:
-        return self._verdict(status) == "success"
+        return self.job.verdict(status) == "success"
 
     # The mixin declares None but returns this value when it reattaches to running work.
     def poll_until_complete(self, external_id: Any, context: Context) -> Mapping[str, Any]:  # type: ignore[override]
-        self._running = wait = self.waiting_on(external_id)
-        self._publish_once(context, external_id)
-        resource = self._last_seen(external_id)
+        task_try = self._current_try()
+        task_try.running = work = self.job.from_external_id(external_id)
+        self._publish_once(context, work)
+        resource = self._last_seen(work)
         if not self.wait_for_completion:
             return resource
-        resource, outcome = self.wait_for(wait, resource, self._deadline)
-        self._saw(resource)
-        return self._finish(wait, resource, outcome)
+        resource, outcome = self.wait_for(work, resource, task_try.deadline)
+        task_try.seen = (work, resource)
+        return self._finish(work, resource, outcome)
 
     def get_job_result(self, external_id: Any, context: Context) -> Any:
-        return dict(self._last_seen(external_id))
+        work = self.job.from_external_id(external_id)
+        # Work a retry found succeeded in task_state_store is published too, as the key-chain walk does.
+        self._publish_once(context, work)
+        return dict(self._last_seen(work))
 
     @task_step
     def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> Any:
@@ -222,13 +200,13 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         :param event: the trigger's event.
         :param deferral: what the deferring process handed over (:meth:`deferral`).
         """
-        if self.replayed_from_earlier_try(event, context):
+        if started_over(self.log, event, context):
             return self.execute(context)
         store = context.get("task_state_store")
         started = store.get(self.external_id_key) if store is not None else None
-        expected = self.waiting_on(started) if started is not None else None
-        wait, resource, outcome = self.resume(event, expected, deferral)
-        return self._finish(wait, resource, outcome)
+        expected = self.job.from_external_id(started) if started is not None else None
+        work, resource, outcome = self.resume(event, expected, deferral)
+        return self._finish(work, resource, outcome)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: what the work read and wrote, its ids and final state (docs/lineage.md).
@@ -237,7 +215,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         """
         from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
-        return lineage_for(self, task_instance, self.lineage_operation)
+        return lineage_for(self, task_instance, self.job.lineage_operation)
 
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
         """OpenLineage for a failed run: the work's ids, status and error (docs/lineage.md).
@@ -246,65 +224,67 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         """
         from airflow_provider_analytics.lineage.safe_entry import lineage_for
 
-        return lineage_for(self, task_instance, self.lineage_operation, failed=True)
+        return lineage_for(self, task_instance, self.job.lineage_operation, failed=True)
 
     def on_kill(self) -> None:
-        self._killed = True
-        if self.cancel_on_kill and self._running is not None:
-            self.log.info("Task killed: cancelling %s", self._running.describe())
-            self._cancel_quietly(self._running)
+        task_try = self._try
+        if task_try is None:
+            return  # killed before the try started: nothing of it to cancel
+        task_try.killed = True
+        if self.cancel_on_kill and task_try.running is not None:
+            self.log.info("Task killed: cancelling %s", task_try.running.describe())
+            self._cancel_quietly(task_try.running)
 
     # Helpers ------------------------------------------------------------------------------------------
 
-    def _verdict(self, status: str) -> Outcome | None:
-        # The mixin judges the work get_job_status just read (and set as running) by its status alone,
-        # which is all an execution's or a report's verdict depends on.
-        assert self._running is not None, "the mixin asks for a verdict only after get_job_status"
-        return self._running.outcome({"status": status})
+    def _current_try(self) -> TaskTry:
+        if self._try is None:  # the mixin calls back only from execute, which begins the try
+            raise RuntimeError(f"{self.task_id}: the mixin called back before execute began the try")
+        return self._try
 
-    def _saw(self, resource: Mapping[str, Any]) -> Any:
-        """Keep the latest answer about the work; return its external id."""
-        external_id = self.external_id(resource)
-        self._seen = (external_id, resource)
-        return external_id
-
-    def _last_seen(self, external_id: Any) -> Mapping[str, Any]:
+    def _last_seen(self, work: StartableJob) -> Mapping[str, Any]:
         """The work as last read in this try, read now only if this try has not seen it yet."""
-        if self._seen is not None and self._seen[0] == external_id:
-            return self._seen[1]
-        resource = self.fetch(self.waiting_on(external_id))
-        self._saw(resource)
+        task_try = self._current_try()
+        if task_try.seen is not None and task_try.seen[0] == work:
+            return task_try.seen[1]
+        resource: Mapping[str, Any] = self.read(work.fetch())
+        task_try.seen = (work, resource)
         return resource
 
-    def _publish_once(self, context: Context, external_id: Any) -> None:
-        # The mixin's start and its wait each get the id; pushing it twice would only repeat the XCom rows.
-        if self._published != external_id:
-            keep(self, STARTED, external_id)  # for lineage, before publishing: a failed push must not lose it
-            self.publish(context, external_id)
-            self._published = external_id
+    def _publish_once(self, context: Context, work: StartableJob) -> None:
+        """Push the work's id and link (the start and the wait each get the id: push once), keep it for lineage."""
+        task_try = self._current_try()
+        if task_try.published == work:
+            return
+        keep(self, STARTED, work.external_id)  # for lineage, before publishing: a failed push must not lose it
+        context["ti"].xcom_push(key=self.job.xcom_key, value=work.xcom_value)
+        for link in self.operator_extra_links:  # the work's page in the platform UI
+            if isinstance(link, AnalyticsLink):
+                self.publish_link(context, type(link), work.ui_path)
+        task_try.published = work
 
-    def _finish(self, wait: Wait, resource: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+    def _finish(self, work: RemoteJob, resource: Mapping[str, Any], outcome: str) -> dict[str, Any]:
         if outcome != "success":
-            self.failed(wait, resource)
-        self.log.info("%s", wait.state_of(resource))
+            self.failed(work, resource)
+        self.log.info("%s", work.state_of(resource))
         return dict(resource)
 
-    def failed(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
-        if self._killed:
+    def failed(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
+        if self._try is not None and self._try.killed:
             raise errors.RemoteJobFailed(
-                f"the task was killed; {wait.describe()} was cancelled"
+                f"the task was killed; {work.describe()} was cancelled"
                 if self.cancel_on_kill
-                else f"the task was killed; {wait.state_of(resource)} (cancel_on_kill is off)"
+                else f"the task was killed; {work.state_of(resource)} (cancel_on_kill is off)"
             )
-        super().failed(wait, resource)
+        super().failed(work, resource)
 
-    def give_up(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
+    def give_up(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
         """Cancel the work (with ``cancel_on_kill``), then fail the task for its timeout."""
-        cancelled = self.cancel_on_kill and self._cancel_quietly(wait)
-        raise errors.RemoteJobTimeout(self.timeout_message(wait, resource, cancelled=cancelled))
+        cancelled = self.cancel_on_kill and self._cancel_quietly(work)
+        raise errors.RemoteJobTimeout(self.timeout_message(work, resource, cancelled=cancelled))
 
-    def _cancel_quietly(self, wait: Wait) -> bool:
-        cancel = wait.cancel()
+    def _cancel_quietly(self, work: RemoteJob) -> bool:
+        cancel = work.cancel()
         if cancel is None:
             return False
         try:
@@ -312,6 +292,6 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         except ConflictError:
             return False  # it finished meanwhile: nothing to cancel
         except AnalyticsError as exc:
-            self.log.warning("Could not cancel %s: %s", wait.describe(), exc)
+            self.log.warning("Could not cancel %s: %s", work.describe(), exc)
             return False
         return True

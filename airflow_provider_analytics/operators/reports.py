@@ -4,34 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow.providers.common.compat.sdk import Asset, Context, conf
 
-from airflow_provider_analytics.operators.common import check_templated, task_step
+from airflow_provider_analytics._jobs.base import RemoteJob
+from airflow_provider_analytics._jobs.reports import ReportJob
+from airflow_provider_analytics.operators.common import task_step
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
-from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
-from airflow_provider_analytics.waits.reports import ReportWait
+from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, started_over
 from airflow_provider_analytics.wire.ids import validate_id
 
 
-class ReportWaiting(RemoteWaitOperator):
-    """Waiting for a report, for the operator that generates one and the one that downloads it."""
-
-    wait_type = ReportWait
-    noun: ClassVar[str] = "report"
-    trigger_class_path: ClassVar[str] = "airflow_provider_analytics.triggers.reports.ReportTrigger"
-
-    def waiting_on(self, external_id: Any) -> ReportWait:
-        """The wait for a report.
-
-        :param external_id: the report's id.
-        """
-        return ReportWait(report_id=external_id)
-
-
-class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
+class GenerateReportOperator(RemoteJobOperator):
     """Generate a report from dashboards and (by default) wait until it is ready; returns the report.
 
     ``failed`` or ``expired`` fails the task with the platform's error. A task retry reattaches to the
@@ -51,11 +37,11 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
+    job = ReportJob
+    external_id_key = ReportJob.state_key
     template_fields = ("dashboard_ids", "format", "name", "parameters")
     template_fields_renderers = {"parameters": "json"}
     operator_extra_links = (ReportLink(),)
-    external_id_key = "analytics_report"
-    lineage_operation: ClassVar[str] = "generate_report"
     ui_color = "#fef3e8"
 
     def __init__(
@@ -73,27 +59,8 @@ class GenerateReportOperator(ReportWaiting, RemoteJobOperator):
         self.name = name
         self.parameters = parameters
 
-    def validate(self) -> None:
-        from airflow_provider_analytics.wire import endpoints  # when the task runs, not at parse time
 
-        check_templated(self.parameters, "parameters")
-        # Building the request checks ids, format and the dashboard list without sending anything.
-        endpoints.generate_report(self.dashboard_ids, self.format, self.name, self.parameters)
-
-    def start(self, context: Context, idempotency_key: str) -> Mapping[str, Any]:
-        return self.hook.generate_report(
-            self.dashboard_ids, self.format, self.name, self.parameters, idempotency_key=idempotency_key
-        )
-
-    def external_id(self, resource: Mapping[str, Any]) -> Any:
-        return resource["id"]
-
-    def publish(self, context: Context, external_id: Any) -> None:
-        context["ti"].xcom_push(key="report_id", value=external_id)
-        self.publish_link(context, ReportLink, f"reports/{external_id}")
-
-
-class DownloadReportOperator(ReportWaiting):
+class DownloadReportOperator(RemoteWaitOperator):
     """Stream a report to a local path or any ``ObjectStoragePath`` URI; returns the written file's URI.
 
     A report still being generated is waited for (bounded by ``timeout``) instead of failing. The file is
@@ -110,6 +77,7 @@ class DownloadReportOperator(ReportWaiting):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
+    job = ReportJob
     template_fields = ("report_id", "destination")
     # A report that failed or expired stays so: this task does not generate it, so no retry can change that.
     failed_work_is_final = True
@@ -132,17 +100,19 @@ class DownloadReportOperator(ReportWaiting):
 
     @task_step
     def execute(self, context: Context) -> str:
-        from airflow_provider_analytics.hooks.destinations import Destination, refuse_existing  # not at parse time
+        from airflow_provider_analytics.destinations._target import Destination, refuse_existing  # not at parse time
 
         validate_id(self.report_id, "report_id")
+        # Parsed once for this task step (on an object store, is_dir() is a request) and handed to the hook.
         where = Destination.parse(self.destination)
-        if not where.is_folder:
+        if not where.is_folder:  # fail before waiting; the hook checks again right before it writes
             refuse_existing(where.path, self.overwrite)
-        wait = self.waiting_on(self.report_id)
-        report, outcome = self.wait_for(wait, self.fetch(wait), self.begin_wait(context))
+        report: RemoteJob = ReportJob(self.report_id)
+        deadline = self.begin_try(context).deadline
+        resource, outcome = self.wait_for(report, self.read(report.fetch()), deadline)
         if outcome == "failure":
-            self.failed(wait, report)
-        return self._download(context, report)
+            self.failed(report, resource)
+        return self._download(context, resource, where)
 
     @task_step
     def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> str:
@@ -152,15 +122,17 @@ class DownloadReportOperator(ReportWaiting):
         :param event: the trigger's event.
         :param deferral: what the deferring process handed over (``RemoteWaitOperator.deferral``).
         """
-        if self.replayed_from_earlier_try(event, context):
+        if started_over(self.log, event, context):
             return self.execute(context)
-        wait, report, outcome = self.resume(event, self.waiting_on(self.report_id), deferral)
+        report, resource, outcome = self.resume(event, ReportJob(self.report_id), deferral)
         if outcome == "failure":
-            self.failed(wait, report)
-        return self._download(context, report)
+            self.failed(report, resource)
+        return self._download(context, resource)
 
-    def _download(self, context: Context, report: Mapping[str, Any]) -> str:
-        result = self.hook.download_report(self.report_id, self.destination, overwrite=self.overwrite, report=report)
+    def _download(self, context: Context, report: Mapping[str, Any], parsed: object = None) -> str:
+        # parsed: the destination execute parsed in this task step; a resumed step (execute_complete) has none.
+        destination = self.destination if parsed is None else parsed
+        result = self.hook.download_report(self.report_id, destination, overwrite=self.overwrite, report=report)
         self.log.info("Downloaded report %s to %s (%d bytes, sha256 %s)", self.report_id, result.uri, result.size,
                       result.sha256)  # fmt: skip
         context["ti"].xcom_push(key="download", value=result.to_dict())

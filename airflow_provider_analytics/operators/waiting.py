@@ -3,7 +3,8 @@
 :class:`RemoteWaitOperator` is the single implementation of "poll on the worker or defer, check the event on
 resume, give up at the deadline, report a failure" behind the job operators (which also start the work) and
 ``DownloadReportOperator`` (which waits for a report someone else started). What is fetched, how it is
-judged and named comes from the wait's description in ``waits/<kind>.py``, the one its trigger runs from.
+judged and named comes from the work's description in ``_jobs/<kind>.py``, the one its trigger runs from.
+What one try knows is one declared :class:`TaskTry`, made when the try starts.
 """
 
 from __future__ import annotations
@@ -11,11 +12,20 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import Context, conf
 
+from airflow_provider_analytics._jobs.base import RemoteJob
+from airflow_provider_analytics._jobs.events import (
+    WaitEvent,
+    checked_event,
+    failure_message,
+    from_earlier_try,
+    try_number_of,
+)
 from airflow_provider_analytics.deprecation import moved_names
 from airflow_provider_analytics.operators import errors
 from airflow_provider_analytics.operators.common import (
@@ -25,19 +35,12 @@ from airflow_provider_analytics.operators.common import (
     resumed_line,
     seconds,
 )
-from airflow_provider_analytics.triggers.wait_events import (
-    Outcome,
-    checked_event,
-    failure_message,
-    from_earlier_try,
-    try_number_of,
-)
-from airflow_provider_analytics.waits.base import Wait
 from airflow_provider_analytics.wire.deadline import LAST_LOOK_SECONDS, call_deadline
-from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, AnalyticsError, UnauthenticatedError
+from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, AnalyticsError
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
+    from airflow_provider_analytics.wire.outcomes import Outcome
 
 # Airflow's own defer timeout is only a backstop for a triggerer that is gone: our trigger fires at the
 # deadline itself, this long before Airflow would.
@@ -47,17 +50,74 @@ DEFER_BACKSTOP_SECONDS = 300.0
 EXECUTION_TIMEOUT_MARGIN = 15.0
 # The status before the first look: unlike any status (None included), so the first state seen is logged.
 _NOTHING_SEEN = object()
-__all__ = ["RemoteWaitOperator"]
+__all__ = ["RemoteWaitOperator", "TaskTry"]
 # The failures of a wait are defined in operators/errors.py, their one home; importing them from here warns
 # until 2.0.0.
 __getattr__ = moved_names(__name__, errors.__name__, errors.__all__)
 
 
+@dataclass
+class TaskTry:
+    """What one try of a waiting task knows in this process, from its start (``execute``) to its end.
+
+    :param number: the try, as Airflow numbers it (its trigger echoes it back in the event).
+    :param deadline: epoch seconds when the wait gives up (``None``: no limit).
+    :param running: the work this try started or found; ``on_kill`` cancels it (job operators).
+    :param seen: the latest answer read about the work, which the next step reuses instead of reading again.
+    :param published: the work whose id and link this try pushed already.
+    :param killed: ``on_kill`` ran (from another thread).
+    """
+
+    number: int | None
+    deadline: float | None
+    running: RemoteJob | None = None
+    seen: tuple[RemoteJob, Mapping[str, Any]] | None = None
+    published: RemoteJob | None = None
+    killed: bool = False
+
+
+def started_over(log: Any, event: object, context: Context) -> bool:
+    """Whether the task was resumed with an earlier try's event (Airflow 3.0), logged; it should start over.
+
+    :param log: the task's logger.
+    :param event: what ``execute_complete`` was called with.
+    :param context: the task's context.
+    """
+    earlier = from_earlier_try(event, context)
+    if earlier is None:
+        return False
+    log.warning(
+        "Airflow resumed try %s with the event of try %s (apache/airflow#56704, Airflow 3.0): starting over",
+        try_number_of(context),
+        earlier,
+    )
+    return True
+
+
+def read_event(
+    log: Any, job: type[RemoteJob], task_id: str, event: object, expected: Mapping[str, Any], deferral: object
+) -> tuple[RemoteJob, WaitEvent]:
+    """The work a deferred wait resumed with and its checked event, with the task's "resumed" line logged.
+
+    :param log: the task's logger.
+    :param job: the kind of work the task deferred to.
+    :param task_id: the task, for the message of an unexpected event.
+    :param event: what ``execute_complete`` was called with.
+    :param expected: the ids of the work this task waits on, those it knows (checked against the event).
+    :param deferral: ``execute_complete``'s ``deferral`` (its ``at``: when the task deferred).
+    :raises ~airflow_provider_analytics.operators.errors.UnexpectedEventError: not this wait's event.
+    """
+    checked = checked_event(event, job.kind, task_id, expected)
+    work = job.from_target(checked["target"])
+    log.info("%s", resumed_line(work.describe(), checked, deferral))
+    return work, checked
+
+
 class RemoteWaitOperator(AnalyticsBaseOperator):
     """Base of operators that wait for one piece of platform work, on the worker or in the triggerer.
 
-    A concrete operator names its kind of wait (``wait_type``) and its trigger; this class owns the wait,
-    the deadline, the event check on resume and the failure and timeout messages.
+    A concrete operator names the kind of work it waits on (``job``, a description in ``_jobs/``); this class
+    owns the wait, the deadline, the event check on resume and the failure and timeout messages.
 
     :param deferrable: wait in the triggerer instead of holding a worker slot.
     :param poll_interval: seconds (or a ``timedelta``) between polls.
@@ -66,11 +126,8 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    # The description of the wait (``waits/<kind>.py``): it fetches, judges, cancels and names the work.
-    wait_type: ClassVar[type[Wait]]
-    noun: ClassVar[str]
-    # Imported only when the task defers, so DAG files do not pay for the trigger machinery.
-    trigger_class_path: ClassVar[str]
+    # The kind of work waited on: it fetches, judges, cancels and names the work, and names its trigger.
+    job: ClassVar[type[RemoteJob]]
 
     def __init__(
         self,
@@ -84,39 +141,21 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         self.deferrable = deferrable
         self.poll_interval = poll_seconds(poll_interval)
         self.timeout = seconds(timeout, "timeout")
-        self.waiting_try: int | None = None  # set by begin_wait
+        self._try: TaskTry | None = None  # made by begin_try, when a try starts in this process
 
     @property
     def cancels_on_kill(self) -> bool:
         """Whether killing the task cancels the work (only work this task started itself)."""
         return False
 
-    def fetch(self, wait: Wait) -> Mapping[str, Any]:
-        """The work's current state, read with the wait's own request.
-
-        A token refused while the task waits (rotated, its grace over) makes it read its connection once more,
-        as the triggers do (``triggers/polling.py``): a wait held on the worker can last hours, and the secrets
-        backend may hold a new token by now. A refusal right after that re-read is final.
-
-        :param wait: the work.
-        """
-        try:
-            resource: Mapping[str, Any] = self.hook.client.call(wait.fetch())
-        except UnauthenticatedError:
-            if not self.hook.reload_connection():
-                raise
-            self.log.info("The token was refused; using the connection as it reads now")
-            resource = self.hook.client.call(wait.fetch())
-        return resource
-
     # The wait -----------------------------------------------------------------------------------------
 
-    def begin_wait(self, context: Context) -> float | None:
-        """Start this try's wait: note which try waits (its trigger echoes it), and return the deadline.
+    def begin_try(self, context: Context) -> TaskTry:
+        """Start this try in this process: which try it is (its trigger echoes it) and its deadline.
 
         The deadline, in epoch seconds, is ``timeout`` from now, or just before ``execution_timeout``.
         """
-        self.waiting_try = try_number_of(context)
+        self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
         deadlines = []
         if self.timeout is not None:
             deadlines.append(time.time() + self.timeout)
@@ -126,30 +165,31 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
             started = start.timestamp() if start is not None else time.time()
             limit = self.execution_timeout.total_seconds()
             deadlines.append(started + limit - min(EXECUTION_TIMEOUT_MARGIN, limit / 10))
-        return min(deadlines) if deadlines else None
+        self._try = TaskTry(number=try_number_of(context), deadline=min(deadlines) if deadlines else None)
+        return self._try
 
     def wait_for(
-        self, wait: Wait, resource: Mapping[str, Any], deadline: float | None
+        self, work: RemoteJob, resource: Mapping[str, Any], deadline: float | None
     ) -> tuple[Mapping[str, Any], Outcome]:
         """Poll on the worker until the work is over, or defer (resuming in ``execute_complete``).
 
         Returns the last state read and the verdict on it; that state is the answer, nothing reads it again.
 
-        :param wait: the work.
+        :param work: the work.
         :param resource: its state as already read (a start's answer counts: it is not read again first).
-        :param deadline: from :meth:`begin_wait`.
+        :param deadline: the try's (:meth:`begin_try`).
         :raises ~airflow_provider_analytics.operators.errors.RemoteJobTimeout: at the deadline.
         :raises ~airflow_provider_analytics.operators.errors.RemoteWaitError: a poll failed (the client's error is
             its ``__cause__``).
         """
         last_status: object = _NOTHING_SEEN
-        while (result := wait.outcome(resource)) is None:
+        while (result := work.outcome(resource)) is None:
             remaining = None if deadline is None else deadline - time.time()
             if remaining is not None and remaining <= 0:
-                self.give_up(wait, resource)
+                self.give_up(work, resource)
             if self.deferrable:
                 self.defer(
-                    trigger=self.make_trigger(wait, deadline),
+                    trigger=self.make_trigger(work, deadline),
                     method_name="execute_complete",
                     timeout=None if remaining is None else timedelta(seconds=remaining + DEFER_BACKSTOP_SECONDS),
                     kwargs={"deferral": self.deferral()},
@@ -158,52 +198,36 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
             # of hours must not fill the task log with one line per poll.
             log = self.log.info if resource.get("status") != last_status else self.log.debug
             last_status = resource.get("status")
-            log("%s; next check in %g s", wait.state_of(resource), self.poll_interval)
+            log("%s; next check in %g s", work.state_of(resource), self.poll_interval)
             time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
             try:
                 # A poll waits out the platform's rate limit (its 429s do not use up the client's retries), but
                 # never past the wait's own deadline: a poll cut short there ends the wait as a timeout.
                 with call_deadline(None if deadline is None else max(deadline - time.time(), LAST_LOOK_SECONDS)):
-                    resource = self.fetch(wait)
+                    resource = self.read(work.fetch())
             except AnalyticsError as exc:
                 if deadline is not None and time.time() >= deadline and isinstance(exc, TRANSIENT_ERRORS):
-                    self.give_up(wait, resource)
-                raise errors.RemoteWaitError.from_error(wait.describe(), exc) from exc
+                    self.give_up(work, resource)
+                raise errors.RemoteWaitError.from_error(work.describe(), exc) from exc
         return resource, result
 
-    def make_trigger(self, wait: Wait, deadline: float | None) -> AnalyticsPollTrigger:
-        """The trigger that waits for this work: the wait's target plus how to poll.
+    def make_trigger(self, work: RemoteJob, deadline: float | None) -> AnalyticsPollTrigger:
+        """The trigger that waits for this work: the work's target plus how to poll.
 
-        :param wait: the work.
+        :param work: the work.
         :param deadline: epoch seconds when the trigger gives up.
         """
-        module_name, _, class_name = self.trigger_class_path.rpartition(".")
+        module_name, _, class_name = work.trigger_path.rpartition(".")
         trigger_class = getattr(importlib.import_module(module_name), class_name)
         trigger: AnalyticsPollTrigger = trigger_class(
-            **wait.target,
+            **work.target,
             poll_interval=self.poll_interval,
             deadline=deadline,
             analytics_conn_id=self.analytics_conn_id,
             cancel_on_kill=self.cancels_on_kill,
-            try_number=self.waiting_try,
+            try_number=self._try.number if self._try is not None else None,
         )
         return trigger
-
-    def replayed_from_earlier_try(self, event: object, context: Context) -> bool:
-        """Whether the task was resumed with an earlier try's event (Airflow 3.0), logged; it should start over.
-
-        :param event: what ``execute_complete`` was called with.
-        :param context: the task's context.
-        """
-        earlier = from_earlier_try(event, context)
-        if earlier is None:
-            return False
-        self.log.warning(
-            "Airflow resumed try %s with the event of try %s (apache/airflow#56704, Airflow 3.0): starting over",
-            try_number_of(context),
-            earlier,
-        )
-        return True
 
     def deferral(self) -> dict[str, Any]:
         """What this process hands to the one that resumes the task (``execute_complete``'s ``deferral``).
@@ -217,8 +241,8 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         return handed
 
     def resume(
-        self, event: object, expected: Wait | None, deferral: object = None
-    ) -> tuple[Wait, Mapping[str, Any], Outcome]:
+        self, event: object, expected: RemoteJob | None, deferral: object = None
+    ) -> tuple[RemoteJob, Mapping[str, Any], Outcome]:
         """Read the event a deferred wait resumed with: the work, its last state and the verdict.
 
         :param event: what ``execute_complete`` was called with.
@@ -231,43 +255,41 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         """
         self.pushed_links = handed_links(deferral)
         expected_target = expected.target if expected is not None else {}
-        checked = checked_event(event, self.wait_type.kind, self.task_id, expected_target)
-        wait = self.wait_type.from_target(checked["target"])
-        self.log.info("%s", resumed_line(wait.describe(), checked, deferral))
+        work, checked = read_event(self.log, self.job, self.task_id, event, expected_target, deferral)
         resource = checked["resource"]
         if checked["status"] == "timeout":
-            self.give_up(wait, resource or {})
+            self.give_up(work, resource or {})
         if checked["status"] == "error" or resource is None:  # a success or failure event always has it
             raise errors.RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
-        return wait, resource, "success" if checked["status"] == "success" else "failure"
+        return work, resource, "success" if checked["status"] == "success" else "failure"
 
-    def failed(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
+    def failed(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
         """Fail the task for work that ended in failure, with the platform's error.
 
-        :param wait: the work.
+        :param work: the work.
         :param resource: its last state.
         """
-        raise errors.RemoteJobFailed(failure_message(wait.state_of(resource), resource))
+        raise errors.RemoteJobFailed(failure_message(work.state_of(resource), resource))
 
-    def give_up(self, wait: Wait, resource: Mapping[str, Any]) -> NoReturn:
+    def give_up(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
         """Fail the task when the wait outlasted its deadline.
 
-        :param wait: the work.
+        :param work: the work.
         :param resource: its last state.
         """
-        raise errors.RemoteJobTimeout(self.timeout_message(wait, resource))
+        raise errors.RemoteJobTimeout(self.timeout_message(work, resource))
 
-    def timeout_message(self, wait: Wait, resource: Mapping[str, Any], cancelled: bool | None = None) -> str:
+    def timeout_message(self, work: RemoteJob, resource: Mapping[str, Any], cancelled: bool | None = None) -> str:
         """How a task that gave up names the work, its last state, the limit it reached and what to change.
 
-        :param wait: the work.
+        :param work: the work.
         :param resource: its last state.
         :param cancelled: whether the work was cancelled (``None``: this kind of wait cancels nothing).
         """
         limit, change = self._wait_limit()
         outcome = "" if cancelled is None else ("; it was cancelled" if cancelled else "; it was NOT cancelled")
         return (
-            f"gave up waiting for {wait.describe()} after {limit} (last status: {resource.get('status', 'unknown')})"
+            f"gave up waiting for {work.describe()} after {limit} (last status: {resource.get('status', 'unknown')})"
             f"{outcome}. To wait longer, {change}"
         )
 

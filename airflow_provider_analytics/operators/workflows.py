@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow.providers.common.compat.sdk import Context
 
+from airflow_provider_analytics._jobs.executions import ExecutionJob
 from airflow_provider_analytics.operators.common import (
     AnalyticsBaseOperator,
     check_templated,
@@ -15,8 +16,6 @@ from airflow_provider_analytics.operators.common import (
 )
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ExecutionLink
-from airflow_provider_analytics.waits.executions import ExecutionWait
-from airflow_provider_analytics.wire.ids import validate_id
 
 
 class ExecuteWorkflowOperator(RemoteJobOperator):
@@ -38,40 +37,17 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
+    job = ExecutionJob
+    external_id_key = ExecutionJob.state_key
     template_fields = ("workflow_id", "inputs")
     template_fields_renderers = {"inputs": "json"}
     operator_extra_links = (ExecutionLink(),)
-    external_id_key = "analytics_execution"
-    wait_type = ExecutionWait
-    noun: ClassVar[str] = "execution"
-    trigger_class_path: ClassVar[str] = "airflow_provider_analytics.triggers.executions.ExecutionTrigger"
-    lineage_operation: ClassVar[str] = "execute_workflow"
     ui_color = "#e8f0fe"
 
     def __init__(self, *, workflow_id: str, inputs: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.workflow_id = workflow_id
         self.inputs = inputs
-
-    def validate(self) -> None:
-        validate_id(self.workflow_id, "workflow_id")
-        check_templated(self.inputs, "inputs")
-
-    def start(self, context: Context, idempotency_key: str) -> Mapping[str, Any]:
-        return self.hook.execute_workflow(self.workflow_id, self.inputs, idempotency_key=idempotency_key)
-
-    def external_id(self, resource: Mapping[str, Any]) -> Any:
-        # Stored in task_state_store: already-running retries read it back, so its shape must not change.
-        return {"workflow_id": resource.get("workflow_id", self.workflow_id), "execution_id": resource["id"]}
-
-    def waiting_on(self, external_id: Any) -> ExecutionWait:
-        return ExecutionWait.from_target(external_id)
-
-    def publish(self, context: Context, external_id: Any) -> None:
-        context["ti"].xcom_push(key="execution_id", value=external_id["execution_id"])
-        self.publish_link(
-            context, ExecutionLink, f"workflows/{external_id['workflow_id']}/executions/{external_id['execution_id']}"
-        )
 
 
 class CreateWorkflowOperator(AnalyticsBaseOperator):

@@ -17,11 +17,12 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
+from airflow_provider_analytics._jobs.events import try_number_of
+from airflow_provider_analytics._jobs.syncs import SyncJob
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
-from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, resumed_line, seconds, task_step
+from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, seconds, task_step
 from airflow_provider_analytics.operators.errors import RemoteWaitError
-from airflow_provider_analytics.triggers.wait_events import checked_event, from_earlier_try, try_number_of
-from airflow_provider_analytics.waits.syncs import SyncWait
+from airflow_provider_analytics.operators.waiting import read_event, started_over
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.ids import validate_id
 from airflow_provider_analytics.wire.times import parse_time
@@ -93,17 +94,18 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             )
         return parsed
 
-    def waiting_on(self, threshold: datetime) -> SyncWait:
+    def waiting_on(self, threshold: datetime) -> SyncJob:
         """The wait for data fresh from ``threshold``: the one its trigger runs from too.
 
         :param threshold: from :meth:`threshold`.
         """
-        return SyncWait(self.data_source_id, threshold.isoformat(), self.fail_on_sync_failure)
+        return SyncJob(self.data_source_id, threshold.isoformat(), self.fail_on_sync_failure)
 
     def poke(self, context: Context) -> PokeReturnValue | bool:
         threshold = self.threshold(context)
         wait = self.waiting_on(threshold)
-        status = self.hook.client.call(wait.fetch())
+        # The operators' read: a token rotated while the sensor waits is picked up from the connection.
+        status = self.read(wait.fetch())
         outcome = wait.outcome(status)
         if outcome == "failure":
             raise AirflowFailException(self._failure(status, threshold))
@@ -155,14 +157,11 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         :param event: the trigger's event.
         :param deferral: what :meth:`execute` handed over when it deferred (``at``: epoch seconds).
         """
-        if (earlier := from_earlier_try(event, context)) is not None:
-            # Airflow 3.0 resumes a retry with the previous try's event (apache/airflow#56704): start over.
-            self.log.warning("Resumed with the event of try %s (Airflow 3.0): starting over", earlier)
+        if started_over(self.log, event, context):
             return self.execute(context)
-        checked = checked_event(event, "sync", self.task_id, {"data_source_id": self.data_source_id})
+        expected = {"data_source_id": self.data_source_id}
+        wait, checked = read_event(self.log, SyncJob, self.task_id, event, expected, deferral)
         threshold = self.threshold(context)
-        wait = self.waiting_on(threshold)
-        self.log.info("%s", resumed_line(wait.describe(), checked, deferral))
         status = checked["resource"] or {}
         if checked["status"] == "success":
             return status

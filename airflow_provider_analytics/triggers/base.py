@@ -1,4 +1,4 @@
-"""The one poll loop every trigger runs; a concrete trigger only names its wait (``waits/<kind>.py``).
+"""The one poll loop every trigger runs; a concrete trigger only names its work (``_jobs/<kind>.py``).
 
 A trigger only reads: it never starts or creates anything, so the triggerer may restart it from its
 serialized kwargs at any time without side effects.
@@ -15,11 +15,11 @@ from typing import Any, ClassVar
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from airflow_provider_analytics._jobs.base import JobKind, RemoteJob
+from airflow_provider_analytics._jobs.events import ApiErrorFields, EventStatus, api_error_fields, wait_event
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.triggers.polling import TRANSIENT_ERRORS, PlatformPoller
-from airflow_provider_analytics.triggers.wait_events import ApiErrorFields, EventStatus, api_error_fields, wait_event
-from airflow_provider_analytics.waits.base import Wait, WaitKind
 from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.deadline import call_deadline
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
@@ -34,8 +34,8 @@ __all__ = ["TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
 class AnalyticsPollTrigger(BaseTrigger):
     """Polls one platform resource until it is done, failed, or the deadline passes.
 
-    Its events are :class:`~airflow_provider_analytics.triggers.wait_events.WaitEvent` payloads. What is waited
-    on (its ids) is each subclass's own keyword arguments, read back by :attr:`wait`.
+    Its events are ``WaitEvent`` payloads (``_jobs/events.py``). What is waited on (its ids) is each subclass's
+    own keyword arguments, read back by :attr:`job`.
 
     :param poll_interval: seconds between polls (at least ``MIN_POLL_INTERVAL``; less is raised to it, so a
         bad value can never flood the platform).
@@ -48,8 +48,8 @@ class AnalyticsPollTrigger(BaseTrigger):
         event it was wrongly resumed with (Airflow 3.0) from its own.
     """
 
-    # The kind of its wait, readable from the class (the task checks an event's kind against it).
-    kind: ClassVar[WaitKind]
+    # The kind of its work, readable from the class (the task checks an event's kind against it).
+    kind: ClassVar[JobKind]
 
     def __init__(
         self,
@@ -71,20 +71,20 @@ class AnalyticsPollTrigger(BaseTrigger):
 
     @property
     @abstractmethod
-    def wait(self) -> Wait:
-        """What is waited on: its ids, its request, its verdict, its cancel (``waits/<kind>.py``)."""
+    def job(self) -> RemoteJob:
+        """What is waited on: its ids, its request, its verdict, its cancel (``_jobs/<kind>.py``)."""
 
     @property
     def target(self) -> dict[str, Any]:
         """The ids (and settings) that identify what is waited on; serialized as kwargs."""
-        return self.wait.target
+        return self.job.target
 
     async def fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
-        """Read the work's state once, with its wait's request (every poll of :meth:`run` calls this).
+        """Read the work's state once, with its description's request (every poll of :meth:`run` calls this).
 
         :param hook: the trigger's async hook.
         """
-        resource: Mapping[str, Any] = await hook.call(self.wait.fetch())
+        resource: Mapping[str, Any] = await hook.call(self.job.fetch())
         return resource
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -103,7 +103,7 @@ class AnalyticsPollTrigger(BaseTrigger):
     @property
     def described(self) -> str:
         """What is waited on, in the words the task uses (``execution ex_1 of workflow wf_2``)."""
-        return self.wait.describe()
+        return self.job.describe()
 
     def _event(
         self,
@@ -132,15 +132,15 @@ class AnalyticsPollTrigger(BaseTrigger):
                     return
                 if fetched is not None:
                     resource = fetched
-                    outcome = self.wait.outcome(resource)
+                    outcome = self.job.outcome(resource)
                     if outcome is not None:
-                        yield self._event(outcome, resource, self.wait.state_of(resource))
+                        yield self._event(outcome, resource, self.job.state_of(resource))
                         return
                     # A state change at INFO (the first state seen counts as one), a poll that saw none at DEBUG:
                     # a wait of hours must not fill the triggerer's log with one line per poll.
                     log = self.log.info if resource.get("status") != last_status else self.log.debug
                     last_status = resource.get("status")
-                    log("%s; next check in %g s", self.wait.state_of(resource), self.poll_interval)
+                    log("%s; next check in %g s", self.job.state_of(resource), self.poll_interval)
                 remaining = None if self.deadline is None else self.deadline - time.time()
                 if remaining is not None and remaining <= 0:
                     yield self._event("timeout", resource, f"gave up waiting for {self.described}")
@@ -166,7 +166,7 @@ class AnalyticsPollTrigger(BaseTrigger):
         ``cleanup()`` keeps Airflow's default: it runs on every exit, a triggerer restart included, so it
         must never cancel anything; the client is closed when :meth:`run` ends.
         """
-        cancel = self.wait.cancel()
+        cancel = self.job.cancel()
         if not self.cancel_on_kill or cancel is None:
             return
         async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:

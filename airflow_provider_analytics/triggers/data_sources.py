@@ -1,11 +1,11 @@
-"""Waits for a data source to have synced after a given time; what that means is in ``waits/syncs.py``."""
+"""Waits for a data source to have synced after a given time; what that means is in ``_jobs/syncs.py``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from airflow_provider_analytics._jobs.syncs import SyncJob
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
-from airflow_provider_analytics.waits.syncs import SyncWait
 
 
 class DataSourceSyncTrigger(AnalyticsPollTrigger):
@@ -17,7 +17,7 @@ class DataSourceSyncTrigger(AnalyticsPollTrigger):
     :param kwargs: ``poll_interval``, ``deadline``, ``analytics_conn_id``, ``try_number``.
     """
 
-    kind = SyncWait.kind
+    kind = SyncJob.kind
 
     def __init__(
         self, *, data_source_id: str, synced_after: str, fail_on_sync_failure: bool = True, **kwargs: Any
@@ -27,8 +27,8 @@ class DataSourceSyncTrigger(AnalyticsPollTrigger):
         self.synced_after = synced_after
         self.fail_on_sync_failure = fail_on_sync_failure
         # Built here so a malformed synced_after fails when the trigger is made, not at its first poll.
-        self._wait = SyncWait(data_source_id, synced_after, fail_on_sync_failure)
+        self._job = SyncJob(data_source_id, synced_after, fail_on_sync_failure)
 
     @property
-    def wait(self) -> SyncWait:
-        return self._wait
+    def job(self) -> SyncJob:
+        return self._job

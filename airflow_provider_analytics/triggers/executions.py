@@ -1,11 +1,11 @@
-"""Waits for a workflow execution to finish; what that means is in ``waits/executions.py``."""
+"""Waits for a workflow execution to finish; what that means is in ``_jobs/executions.py``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from airflow_provider_analytics._jobs.executions import ExecutionJob
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
-from airflow_provider_analytics.waits.executions import ExecutionWait
 
 
 class ExecutionTrigger(AnalyticsPollTrigger):
@@ -16,14 +16,14 @@ class ExecutionTrigger(AnalyticsPollTrigger):
     :param kwargs: ``poll_interval``, ``deadline``, ``analytics_conn_id``, ``cancel_on_kill``, ``try_number``.
     """
 
-    kind = ExecutionWait.kind
+    kind = ExecutionJob.kind
 
     def __init__(self, *, workflow_id: str, execution_id: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.workflow_id = workflow_id
         self.execution_id = execution_id
-        self._wait = ExecutionWait(workflow_id=workflow_id, execution_id=execution_id)
+        self._job = ExecutionJob(workflow_id=workflow_id, execution_id=execution_id)
 
     @property
-    def wait(self) -> ExecutionWait:
-        return self._wait
+    def job(self) -> ExecutionJob:
+        return self._job

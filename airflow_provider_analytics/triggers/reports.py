@@ -1,11 +1,11 @@
-"""Waits for a report to be generated; what that means is in ``waits/reports.py``."""
+"""Waits for a report to be generated; what that means is in ``_jobs/reports.py``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
-from airflow_provider_analytics.waits.reports import ReportWait
 
 
 class ReportTrigger(AnalyticsPollTrigger):
@@ -15,13 +15,13 @@ class ReportTrigger(AnalyticsPollTrigger):
     :param kwargs: ``poll_interval``, ``deadline``, ``analytics_conn_id``, ``cancel_on_kill``, ``try_number``.
     """
 
-    kind = ReportWait.kind
+    kind = ReportJob.kind
 
     def __init__(self, *, report_id: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report_id = report_id
-        self._wait = ReportWait(report_id=report_id)
+        self._job = ReportJob(report_id=report_id)
 
     @property
-    def wait(self) -> ReportWait:
-        return self._wait
+    def job(self) -> ReportJob:
+        return self._job

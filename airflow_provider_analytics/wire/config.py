@@ -1,6 +1,6 @@
 """What a client is configured with: :class:`ClientConfig`, checked when it is made, and its base URL rules.
 
-The hooks read a config from an Airflow connection (``hooks/connection.py``); tests and benchmarks make one
+The hooks read a config from an Airflow connection (``connection/_config.py``); tests and benchmarks make one
 directly. Everything here is plain data and validation: no I/O, no Airflow.
 """
 

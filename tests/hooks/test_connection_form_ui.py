@@ -2,7 +2,7 @@
 
 Airflow 3.2+ reads the form from the provider info; 2.11, 3.0 and 3.1 from ``AnalyticsHook``'s
 ``get_connection_form_widgets()`` / ``get_ui_field_behaviour()``, generated from that same provider info
-(hooks/forms.py). Each release is asked the way its UI asks: Airflow 2.11's web server reads
+(connection/_form.py). Each release is asked the way its UI asks: Airflow 2.11's web server reads
 ``ProvidersManager`` (with the wtforms fields it ships); Airflow 3's UI reads the API server's
 ``HookMetaService.hook_meta_data()``, which runs ``ProvidersManager`` with its own wtforms stand-ins. That call
 leaves stand-in modules in ``sys.modules``, so every probe runs in a fresh interpreter.
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_analytics.connection._form import connection_type_info, field_behaviour, field_class_name
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.hooks.forms import connection_type_info, field_behaviour, field_class_name
 from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS, AIRFLOW_V_3_1_PLUS
 from tests.support.probes import RESULT_PREFIX, printed_result, run_without_connection
 from tests.support.releases import DECLARATIVE_CONNECTION_FORM

@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from airflow_provider_analytics.connection._config import base_url_of, client_config_from_connection
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.hooks.connection import base_url_of, client_config_from_connection
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.errors import AnalyticsInputError

@@ -14,16 +14,17 @@ from urllib.parse import quote
 
 import pytest
 
-from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.hooks.connection import (
-    client_config_from_connection,
+from airflow_provider_analytics.connection import _notes
+from airflow_provider_analytics.connection._config import client_config_from_connection
+from airflow_provider_analytics.connection._form import connection_type_info
+from airflow_provider_analytics.connection._notes import (
     connection_name,
     is_generated_test_id,
     known_extras,
     not_the_api,
     with_notes,
 )
-from airflow_provider_analytics.hooks.forms import connection_type_info
+from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.connections import (
@@ -38,7 +39,7 @@ from tests.support.hostile import HostileServer, Script, json_script
 
 HOST = "https://api.example.com"
 TOKEN = "tok-rough-edges-0123456789"
-LOGGER = "airflow_provider_analytics.hooks.connection"
+LOGGER = _notes.__name__  # where the notes are logged
 # What Airflow 3's web server answers on any path it does not route (its UI's page), with 200.
 PAGE = b"<!doctype html><html><head><title>Airflow</title></head><body><div id=root></div></body></html>"
 HTML = Script(b"HTTP/1.1 200 OK", (b"Content-Type: text/html; charset=utf-8", b"Content-Length: %d" % len(PAGE)), PAGE)

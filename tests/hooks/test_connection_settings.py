@@ -16,8 +16,8 @@ from urllib.parse import quote
 import pytest
 from airflow.providers.common.compat.sdk import Connection
 
+from airflow_provider_analytics.connection._config import client_config_from_connection
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.hooks.connection import client_config_from_connection
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from airflow_provider_analytics.wire.errors import AnalyticsInputError

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_analytics.connection._config import client_config_from_connection
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.hooks.connection import client_config_from_connection
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.config import DEFAULT_MIN_DOWNLOAD_RATE
 from airflow_provider_analytics.wire.errors import AnalyticsInputError

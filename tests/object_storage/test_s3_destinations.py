@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_analytics.destinations._download import download_report_to
+from airflow_provider_analytics.destinations._target import Destination, refuse_existing
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.hooks.destinations import download_report_to
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
+from airflow_provider_analytics.operators.reports import DownloadReportOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.version_compat import object_storage_paths_work
@@ -46,6 +48,31 @@ def big_report(hook: AnalyticsHook, sandbox: SandboxServer) -> dict[str, Any]:
 def assert_left_nothing(s3: Any, before: dict[str, int]) -> None:
     assert objects(s3, BUCKET) == before
     assert open_uploads(s3, BUCKET) == []
+
+
+@pytest.fixture
+def s3_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every S3 API operation s3fs sends from now on, by name (``list_objects_v2``, ``head_object``, ...).
+
+    s3fs sends each one through ``S3FileSystem._call_s3`` (its upload's file object through ``call_s3``, the
+    blocking wrapper of the original), so those two are counted.
+    """
+    from s3fs import S3FileSystem  # type: ignore[import-untyped]  # s3fs ships no type information
+
+    calls: list[str] = []
+    send, send_blocking = S3FileSystem._call_s3, S3FileSystem.call_s3
+
+    async def counted(self: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(method)
+        return await send(self, method, *args, **kwargs)
+
+    def counted_blocking(self: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(method)
+        return send_blocking(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(S3FileSystem, "_call_s3", counted)
+    monkeypatch.setattr(S3FileSystem, "call_s3", counted_blocking)
+    return calls
 
 
 @pytest.mark.parametrize("uri", ["s3://exports/daily/", f"s3://{CONN_ID}@exports/daily/"], ids=["bare", "conn_id"])
@@ -94,6 +121,45 @@ def test_overwrite_replaces_the_object(hook: AnalyticsHook, sandbox: SandboxServ
     assert hashlib.sha256(body_of(s3, "daily/big.csv")).hexdigest() == report["sha256"]
     assert objects(s3, BUCKET) == {"daily/big.csv": report["size_bytes"], "daily/neighbour.csv": 1}
     assert open_uploads(s3, BUCKET) == []
+
+
+def test_a_key_that_appeared_after_the_parse_is_refused(hook: AnalyticsHook, sandbox: SandboxServer, s3: Any) -> None:
+    # DownloadReportOperator parses and checks before it waits, then hands its parsed Destination to the hook,
+    # which must check again: an upload completes over any object.
+    report = ready_report(hook, sandbox)
+    where = Destination.parse("s3://exports/daily/late.pdf")
+    refuse_existing(where.path, overwrite=False)
+    s3.put_object(Bucket=BUCKET, Key="daily/late.pdf", Body=b"written while the task waited")
+
+    with pytest.raises(AnalyticsInputError, match="already exists: pass overwrite=True"):
+        hook.download_report(report["id"], where)
+
+    assert download_requests(sandbox) == []
+    assert body_of(s3, "daily/late.pdf") == b"written while the task waited"
+
+
+def test_the_operator_asks_the_store_about_its_destination_once(
+    hook: AnalyticsHook, sandbox: SandboxServer, s3: Any, s3_calls: list[str]
+) -> None:
+    report = ready_report(hook, sandbox)
+    hook.download_report(report["id"], "s3://exports/warm-up.pdf")  # s3fs makes its session and client once
+    uri = "s3://exports/daily/sales.pdf"
+    s3_calls.clear()
+    where = Destination.parse(uri)  # is_dir(): may the key name a folder?
+    parse = len(s3_calls)
+    s3_calls.clear()
+    refuse_existing(where.path, overwrite=False)  # exists()
+    check = len(s3_calls)
+    s3_calls.clear()
+
+    DownloadReportOperator(task_id="t", report_id=report["id"], destination=uri).execute(make_context())
+
+    # One parse, the check before the wait, the check right before the upload (the one that sees a key that
+    # appeared meanwhile), one PUT. With s3fs 2026.9 that is 1 + 2 + 2 + 1 = 6 calls; parsing again in the hook
+    # made it 7.
+    assert (parse, s3_calls[-1:]) == (1, ["put_object"])
+    assert len(s3_calls) == parse + 2 * check + 1, s3_calls
+    assert body_of(s3, "daily/sales.pdf")[:4] == b"%PDF"
 
 
 def test_existing_key_in_a_folder_is_refused_without_writing(

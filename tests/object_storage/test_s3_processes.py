@@ -39,7 +39,7 @@ _PROBE = textwrap.dedent(
     import json, sys
 
     import httpx
-    from airflow_provider_analytics.hooks.destinations import download_report_to
+    from airflow_provider_analytics.destinations._download import download_report_to
     from airflow_provider_analytics.wire.client import AnalyticsClient
     from airflow_provider_analytics.wire.config import ClientConfig
 

@@ -16,10 +16,10 @@ from airflow.providers.common.compat.sdk import (
 )
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+from airflow_provider_analytics.operators.errors import UnexpectedEventError
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
-from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
 from tests.support.context import make_context
 from tests.support.names import DATA_SOURCE, POLL
 from tests.support.triggers import requests_summary, triggerer_event

@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 from airflow.providers.common.compat.sdk import AirflowFailException, TaskDeferred
 
+from airflow_provider_analytics._jobs.events import from_earlier_try
 from airflow_provider_analytics.operators.errors import RemoteJobFailed
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
-from airflow_provider_analytics.triggers.wait_events import from_earlier_try
 from tests.support.context import SLOW, retry_context
 from tests.support.names import DATA_SOURCE, POLL, WORKFLOW
 from tests.support.triggers import rebuilt_through_trigger_row

@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 from airflow.providers.common.compat.sdk import AirflowException, TaskDeferred
 
-from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteJobTimeout
+from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteJobTimeout, UnexpectedEventError
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
-from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
 from tests.support.context import INSTANT, SLOW, StubTaskStateStore, TaskContext, make_context
 from tests.support.names import POLL, WORKFLOW
 from tests.support.releases import HAS_TASK_STATE_STORE
@@ -132,7 +131,27 @@ def test_execute_reattaches_to_the_stored_execution_instead_of_starting_another(
         retry.execute(retry_context)
     assert again.value.trigger.target == deferred.trigger.target
     assert len(sandbox.state.executions()) == 1
-    assert [r.method for r in sandbox.state.requests].count("POST") == 1
+    methods = [r.method for r in sandbox.state.requests]
+    assert methods.count("POST") == 1
+    assert methods.count("GET") == 1  # the reattach reads the stored execution once (docs/operators.md)
+
+
+@pytest.mark.skipif(
+    not HAS_TASK_STATE_STORE, reason="task_state_store (a retry returning the stored, succeeded work) needs Airflow 3.3"
+)
+def test_a_retry_that_finds_its_stored_execution_succeeded_publishes_it(sandbox: SandboxServer) -> None:
+    _deferred, context, execution = defer_execution(sandbox)
+    sandbox.state.set_timings(INSTANT)
+    sandbox.state.advance(3600)
+    retry = ExecuteWorkflowOperator(task_id="run", workflow_id=WORKFLOW, deferrable=True, poll_interval=POLL)
+    retry_context = make_context(task_state_store=context["task_state_store"])
+
+    result = retry.execute(retry_context)
+
+    assert (result["id"], result["status"]) == (execution["id"], "succeeded")
+    assert retry_context["ti"].xcom["execution_id"] == execution["id"]  # as a retry before 3.3 pushes it
+    methods = [r.method for r in sandbox.state.requests]
+    assert (methods.count("POST"), methods.count("GET")) == (1, 1)
 
 
 @pytest.mark.parametrize(

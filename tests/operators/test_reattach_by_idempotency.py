@@ -100,12 +100,17 @@ def deferred_target(work: Work, try_number: int) -> dict[str, Any]:
 
 def target_of(work: Work, record: dict[str, Any]) -> dict[str, Any]:
     op = work.operator()
-    return op.waiting_on(op.external_id(record)).target
+    return op.job.from_answer(record, **op.start_arguments()).target
 
 
 def outcome_of(work: Work, record: dict[str, Any]) -> str | None:
     op = work.operator()
-    return op.waiting_on(op.external_id(record)).outcome(record)
+    return op.job.from_answer(record, **op.start_arguments()).outcome(record)
+
+
+def external_id_of(work: Work, record: dict[str, Any]) -> Any:
+    op = work.operator()
+    return op.job.from_answer(record, **op.start_arguments()).external_id
 
 
 def test_first_try_starts_the_work_with_one_post(sandbox: SandboxServer, work: Work) -> None:
@@ -229,7 +234,7 @@ def test_the_walk_uses_the_key_chain_of_the_task_state_store_path(sandbox: Sandb
     op = work.operator()
     context = retry_context(3)
     expected = [task_instance_key(context, work.kind, None)]
-    expected += [task_instance_key(context, work.kind, op.external_id(record)) for record in chain[:-1]]
+    expected += [task_instance_key(context, work.kind, external_id_of(work, record)) for record in chain[:-1]]
     assert list(dict.fromkeys(work.start_keys(sandbox))) == expected
 
     # The store path itself (Airflow 3.3's ResumableJobMixin leaves durable=True; the stand-in before 3.3
@@ -238,9 +243,11 @@ def test_the_walk_uses_the_key_chain_of_the_task_state_store_path(sandbox: Sandb
     for stored, following in itertools.pairwise(chain):
         store_op = work.operator()
         store_op.durable = True
-        store = StubTaskStateStore({op.external_id_key: json.loads(json.dumps(op.external_id(stored)))})
+        store = StubTaskStateStore({op.external_id_key: json.loads(json.dumps(external_id_of(work, stored)))})
+        context = retry_context(3, task_state_store=store)
+        store_op.begin_try(context)  # what execute does before the mixin calls submit_job
         with store_op.hook:  # submit_job is called alone here, not in a task step that would close it
-            assert store_op.submit_job(retry_context(3, task_state_store=store)) == op.external_id(following)
+            assert store_op.submit_job(context) == external_id_of(work, following)
     assert len(work.records(sandbox)) == 3
 
 
@@ -253,7 +260,7 @@ def test_the_store_path_reattaches_to_work_the_walk_started(sandbox: SandboxServ
     fresh_target = deferred_target(work, 2)  # started by the walk, with no store
 
     op = work.operator(deferrable=True)
-    store = StubTaskStateStore({op.external_id_key: json.loads(json.dumps(op.external_id(failed)))})
+    store = StubTaskStateStore({op.external_id_key: json.loads(json.dumps(external_id_of(work, failed)))})
     with pytest.raises(TaskDeferred) as deferred:
         op.execute(retry_context(3, task_state_store=store))
 

@@ -10,12 +10,11 @@ import pytest
 from airflow.providers.common.compat.sdk import AirflowException, TaskDeferred
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteJobTimeout
+from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteJobTimeout, UnexpectedEventError
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
 from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.reports import ReportTrigger
-from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
 from tests.support.context import SLOW, make_context
 from tests.support.final import raises_final
 from tests.support.names import POLL

@@ -18,6 +18,7 @@ from airflow_provider_analytics.operators.charts import CreateChartOperator, Get
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator, UpdateDashboardOperator
 from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
+from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
 from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator, ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
@@ -139,7 +140,7 @@ RENDER_CASES: dict[type[BaseOperator], tuple[dict[str, Any], dict[str, tuple[Any
 
 
 def provider_operator_classes() -> set[type[BaseOperator]]:
-    """Every concrete operator and sensor the provider ships (abstract and private bases excluded)."""
+    """Every concrete operator and sensor the provider ships (abstract, private and unconfigured bases excluded)."""
     found: set[type[BaseOperator]] = set()
     for package in (operators_package, sensors_package):
         for info in pkgutil.iter_modules(package.__path__):
@@ -151,6 +152,7 @@ def provider_operator_classes() -> set[type[BaseOperator]]:
                     and not name.startswith("_")
                     and not inspect.isabstract(cls)
                     and cls.execute is not BaseOperator.execute
+                    and not (issubclass(cls, RemoteWaitOperator) and not hasattr(cls, "job"))  # a base to configure
                 ):
                     found.add(cls)
     return found

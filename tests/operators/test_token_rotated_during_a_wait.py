@@ -1,4 +1,4 @@
-"""A token rotated while a task waits on the worker: the wait reads its connection once more and goes on.
+"""A token rotated while a task waits on the worker (or a sensor pokes): it reads its connection once more.
 
 Found by ``make soak``: the triggers re-read their connection on a 401, but a wait held on the worker kept the
 token it started with, so a rotation with a short grace period failed the try (the retry then reattached).
@@ -9,15 +9,17 @@ from __future__ import annotations
 import os
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 
 from airflow_provider_analytics.operators.errors import RemoteWaitError
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.wire.errors import UnauthenticatedError
 from tests.support.context import every_state_lasting, make_context
-from tests.support.names import CONN_ENV, POLL, WORKFLOW
+from tests.support.names import CONN_ENV, DATA_SOURCE, POLL, WORKFLOW
 from tests.support.triggers import requests_to, set_connection
 
 
@@ -71,3 +73,20 @@ def test_a_token_refused_again_after_the_reread_fails_the_task(
 
     assert (raised.value.status, raised.value.error_type) == (401, "unauthenticated")
     assert isinstance(raised.value.__cause__, UnauthenticatedError)
+
+
+def test_a_sensor_poke_picks_up_a_rotated_token(sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sensor reads through the operators' path: a token rotated between two pokes is read again."""
+    set_connection(monkeypatch, sandbox)
+    sensor = DataSourceSyncedSensor(
+        task_id="fresh", data_source_id=DATA_SOURCE, synced_after=sandbox.state.now() + timedelta(days=1)
+    )
+    context = make_context()
+    assert sensor.poke(context) is False  # stale: the data must be fresh from tomorrow
+    new, _ = sandbox.state.tokens.rotate(sandbox.token, 0, sandbox.state.now())
+    os.environ[CONN_ENV] = sandbox.connection_json(token=new)
+
+    assert sensor.poke(context) is False
+
+    assert requests_to(sandbox, f"/v1/data-sources/{DATA_SOURCE}/sync") == [200, 401, 200]
+    sensor.hook.close()

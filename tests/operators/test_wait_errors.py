@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteWaitError
+from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteWaitError, UnexpectedEventError
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
-from airflow_provider_analytics.triggers.wait_events import UnexpectedEventError
 from airflow_provider_analytics.wire.errors import NotFoundError
 from tests.operators.test_execute_workflow_deferral import defer_execution
 from tests.support.context import SLOW, make_context

@@ -13,24 +13,24 @@ from typing import Any
 import pytest
 from airflow.providers.common.compat.sdk import AirflowSensorTimeout
 
+from airflow_provider_analytics._jobs.base import RemoteJob
+from airflow_provider_analytics._jobs.executions import ExecutionJob
+from airflow_provider_analytics._jobs.reports import ReportJob
+from airflow_provider_analytics._jobs.syncs import SyncJob
 from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteJobTimeout
 from airflow_provider_analytics.operators.reports import DownloadReportOperator
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
-from airflow_provider_analytics.waits.base import Wait
-from airflow_provider_analytics.waits.executions import ExecutionWait
-from airflow_provider_analytics.waits.reports import ReportWait
-from airflow_provider_analytics.waits.syncs import SyncWait
 from tests.support.context import SLOW, make_context
 from tests.support.names import DATA_SOURCE, POLL, WORKFLOW
 from tests.support.triggers import event_for, triggerer_event
 
-EXECUTION = ExecutionWait(workflow_id="wf_1", execution_id="ex_1")
-REPORT = ReportWait(report_id="rp_1")
+EXECUTION = ExecutionJob(workflow_id="wf_1", execution_id="ex_1")
+REPORT = ReportJob(report_id="rp_1")
 AFTER = "2026-11-20T10:00:00+00:00"
-SYNC = SyncWait(data_source_id="ds_1", synced_after=AFTER)
+SYNC = SyncJob(data_source_id="ds_1", synced_after=AFTER)
 BEFORE, LATER = "2026-11-19T08:00:00Z", "2026-11-20T11:00:00Z"
 
 
@@ -77,7 +77,7 @@ BEFORE, LATER = "2026-11-19T08:00:00Z", "2026-11-20T11:00:00Z"
         ),
     ],
 )
-def test_each_state_reads_as_english(wait: Wait, resource: dict[str, Any], reads: str) -> None:
+def test_each_state_reads_as_english(wait: RemoteJob, resource: dict[str, Any], reads: str) -> None:
     assert wait.state_of(resource) == reads
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from airflow.triggers.base import TriggerEvent
 
+from airflow_provider_analytics._jobs.events import EVENT_STATUSES
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
-from airflow_provider_analytics.triggers.wait_events import EVENT_STATUSES
 from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS, AIRFLOW_V_3_2_PLUS
 from tests.support.names import CONN_ENV, WORKFLOW
 

@@ -38,10 +38,11 @@ def test_an_execution_triggers_status_lines_read_like_the_workers(
 def test_task_and_trigger_name_the_work_alike() -> None:
     execute = ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW)
     execution = {"workflow_id": WORKFLOW, "execution_id": "ex_1"}
-    trigger = execute.make_trigger(execute.waiting_on(execution), None)
-    assert execute.waiting_on(execution).describe() == trigger.described == f"execution ex_1 of workflow {WORKFLOW}"
+    trigger = execute.make_trigger(execute.job.from_external_id(execution), None)
+    described = execute.job.from_external_id(execution).describe()
+    assert described == trigger.described == f"execution ex_1 of workflow {WORKFLOW}"
     download = DownloadReportOperator(task_id="d", report_id="rp_1", destination="/tmp/never-written/")
-    report = download.waiting_on("rp_1")
+    report = download.job.from_target({"report_id": "rp_1"})
     assert report.describe() == download.make_trigger(report, None).described == "report rp_1"
     assert ReportTrigger(report_id="rp_1", poll_interval=POLL).described == "report rp_1"
     sync = DataSourceSyncTrigger(data_source_id=DATA_SOURCE, synced_after="2026-11-20T00:00:00Z", poll_interval=POLL)

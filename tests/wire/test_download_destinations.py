@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_analytics.destinations._download import download_report_to
+from airflow_provider_analytics.destinations._target import Destination, refuse_existing
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.hooks.destinations import download_report_to
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.version_compat import local_path_of, object_storage_paths_work
 from airflow_provider_analytics.wire.client import AnalyticsClient
@@ -214,6 +215,24 @@ def test_existing_file_in_folder_is_refused(hook: AnalyticsHook, sandbox: Sandbo
     result = hook.download_report(report["id"], str(tmp_path) + "/", overwrite=True)
     assert result.sha256 == report["sha256"]
     assert files_under(tmp_path) == ["Taken.pdf"]
+
+
+def test_a_file_that_appeared_after_the_parse_is_refused(
+    hook: AnalyticsHook, sandbox: SandboxServer, tmp_path: Path
+) -> None:
+    # DownloadReportOperator parses and checks before it waits, then hands its parsed Destination to the hook,
+    # which must check again: the writer moves its temporary file into place with os.replace.
+    report = ready_report(hook, sandbox)
+    target = tmp_path / "late.pdf"
+    where = Destination.parse(str(target))
+    refuse_existing(where.path, overwrite=False)
+    target.write_bytes(b"written while the task waited")
+
+    with pytest.raises(AnalyticsInputError, match="already exists: pass overwrite=True"):
+        hook.download_report(report["id"], where)
+
+    assert download_requests(sandbox) == []
+    assert target.read_bytes() == b"written while the task waited"
 
 
 # --- local_path_of: which destinations are written as local files ---------------------------------------

@@ -18,7 +18,7 @@ _MEMORY_PROBE = textwrap.dedent(
 
     import httpx
     from airflow.providers.common.compat.sdk import ObjectStoragePath  # noqa: F401  (warms Destination.parse)
-    from airflow_provider_analytics.hooks.destinations import download_report_to
+    from airflow_provider_analytics.destinations._download import download_report_to
     from airflow_provider_analytics.wire.client import AnalyticsClient
     from airflow_provider_analytics.wire.config import ClientConfig
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_analytics.destinations._download import download_report_to
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-from airflow_provider_analytics.hooks.destinations import download_report_to
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.client import AnalyticsClient

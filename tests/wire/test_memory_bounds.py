@@ -97,7 +97,7 @@ _PROGRAM = textwrap.dedent(
     """
     import asyncio, json, os, sys
     from airflow.providers.common.compat.sdk import ObjectStoragePath  # a destination's import: before the baseline
-    from airflow_provider_analytics.hooks.destinations import download_report_to
+    from airflow_provider_analytics.destinations._download import download_report_to
     from airflow_provider_analytics.wire import endpoints
     from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
     from airflow_provider_analytics.wire.config import ClientConfig

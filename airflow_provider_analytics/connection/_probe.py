@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from airflow.providers.common.compat.sdk import AirflowNotFoundException
 
-from airflow_provider_analytics.hooks.base import masked_config
-from airflow_provider_analytics.hooks.connection import not_the_api, redact, with_notes
+from airflow_provider_analytics.connection._config import masked_config
+from airflow_provider_analytics.connection._notes import not_the_api, redact, with_notes
 from airflow_provider_analytics.wire import endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig

@@ -1,4 +1,4 @@
-"""Everything about waiting for a data source's sync: its ids, its read, its verdict and its name.
+"""Everything about a data source's sync: its ids, its read, its verdict and its name.
 
 A sync cannot be cancelled: the platform runs it on its own schedule, the task only watches for freshness.
 """
@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_analytics.waits.base import Wait
+from airflow_provider_analytics._jobs.base import RemoteJob
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.outcomes import Outcome, sync_outcome
 from airflow_provider_analytics.wire.times import parse_time
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.wire.calls import Call
     from airflow_provider_analytics.wire.models import SyncState
+    from airflow_provider_analytics.wire.outcomes import Outcome
 
-# How a source's status reads while its data is not fresh enough yet (see SyncWait.state_of).
+# How a source's status reads while its data is not fresh enough yet (see SyncJob.state_of).
 _WAITING_PHRASES = {
     "pending": "has a sync pending",
     "syncing": "is syncing",
@@ -28,7 +28,7 @@ _WAITING_PHRASES = {
 
 
 @dataclass(frozen=True)
-class SyncWait(Wait):
+class SyncJob(RemoteJob):
     """Fresh data: success once ``last_synced_at >= synced_after``; failure for a sync failed after it.
 
     :param data_source_id: the data source's id.
@@ -38,6 +38,7 @@ class SyncWait(Wait):
     """
 
     kind = "sync"
+    trigger_path = "airflow_provider_analytics.triggers.data_sources.DataSourceSyncTrigger"
     data_source_id: str
     synced_after: str
     fail_on_sync_failure: bool = True
@@ -60,7 +61,7 @@ class SyncWait(Wait):
         }
 
     @classmethod
-    def from_target(cls, target: Mapping[str, Any]) -> SyncWait:
+    def from_target(cls, target: Mapping[str, Any]) -> SyncJob:
         return cls(
             data_source_id=target.get("data_source_id"),  # type: ignore[arg-type]
             synced_after=target.get("synced_after"),  # type: ignore[arg-type]
@@ -73,6 +74,8 @@ class SyncWait(Wait):
         return endpoints.get_sync_status(self.data_source_id)
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
+        from airflow_provider_analytics.wire.outcomes import sync_outcome
+
         return sync_outcome(resource, self.threshold, self.fail_on_sync_failure)
 
     def describe(self) -> str:

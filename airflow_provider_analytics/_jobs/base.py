@@ -1,0 +1,163 @@
+"""What a description of remote work says; the kinds are in the sibling modules, one per kind of work.
+
+A :class:`RemoteJob` names one piece of platform work by its ids and knows everything about waiting for it:
+the request that reads it, the verdict on what that read, the request that stops it, the words for it and the
+trigger that waits for it. A :class:`StartableJob` is work a task starts itself, and adds how it is started,
+what of it a retry keeps (``task_state_store``, XCom) and where it is in the platform's UI.
+
+A description knows no client: :meth:`RemoteJob.fetch` and :meth:`RemoteJob.cancel` build
+:class:`~airflow_provider_analytics.wire.calls.Call` objects that either client sends, so the worker's loop, the
+sensor's poke and the trigger's loop send the very same requests. It imports nothing heavy: operator modules
+name their kind at DAG parse time.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+    from airflow_provider_analytics.wire.calls import Call
+    from airflow_provider_analytics.wire.outcomes import Outcome
+
+# The kind of work: an event's ``kind``, and the purpose in a start's Idempotency-Key (so never renamed).
+JobKind = Literal["execution", "report", "sync"]
+
+__all__ = ["JobKind", "RemoteJob", "StartableJob"]
+
+
+class RemoteJob(ABC):
+    """One piece of platform work to wait for, as plain data plus the requests that read and stop it."""
+
+    kind: ClassVar[JobKind]
+    # The trigger that waits for this kind of work, as a class path: imported only when a task defers, and
+    # stored with every deferred task, so it never changes.
+    trigger_path: ClassVar[str]
+    # How a status reads after the work's name where "is <status>" is not English ("succeeded", not "is
+    # succeeded"); a status not listed reads "is <status>" ("is running"), one the contract does not know too.
+    status_phrases: ClassVar[Mapping[str, str]] = {}
+
+    @property
+    @abstractmethod
+    def target(self) -> dict[str, Any]:
+        """The ids (and settings) naming the work: a trigger's kwargs and an event's ``target`` (JSON values)."""
+
+    @classmethod
+    @abstractmethod
+    def from_target(cls, target: Mapping[str, Any]) -> Self:
+        """The work an event's ``target`` (or a trigger's kwargs) names.
+
+        :param target: as :attr:`target` made it.
+        """
+
+    @abstractmethod
+    def fetch(self) -> Call[Any]:
+        """The request that reads the work's current state."""
+
+    @abstractmethod
+    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
+        """``success``/``failure`` when the work is over, else ``None``.
+
+        :param resource: the state :meth:`fetch` read.
+        """
+
+    def cancel(self) -> Call[Any] | None:
+        """The request that stops the work; ``None`` when this kind cannot be cancelled."""
+        return None
+
+    @abstractmethod
+    def describe(self) -> str:
+        """How logs and messages name the work, for the task and its trigger alike."""
+
+    def state_of(self, resource: Mapping[str, Any]) -> str:
+        """The work and its state as one clause of English, for log lines, events and failure messages.
+
+        ``execution ex_1 of workflow wf_1 succeeded``, ``report rp_1 is being generated``.
+
+        :param resource: the state :meth:`fetch` read.
+        """
+        status = str(resource.get("status", "unknown"))
+        return f"{self.describe()} {self.status_phrases.get(status, f'is {status}')}"
+
+
+class StartableJob(RemoteJob):
+    """Work a task starts itself: how it starts, how a retry finds it again, and how users follow it.
+
+    Its verdict depends on its status alone (Airflow 3.3's ``ResumableJobMixin`` judges a status string).
+    """
+
+    # The work in messages: "execution", "report".
+    noun: ClassVar[str]
+    # Where Airflow 3.3's task_state_store keeps the external id: read back by later tries, so never changed.
+    state_key: ClassVar[str]
+    # The XCom key of the work's id, pushed as soon as it is known.
+    xcom_key: ClassVar[str]
+    # The name of the work in ``lineage/extract.py`` (its ``OPERATIONS``).
+    lineage_operation: ClassVar[str]
+    # The task's arguments the start takes, by name; those that must render to a mapping (checked first, with
+    # advice on templates).
+    start_arguments: ClassVar[tuple[str, ...]]
+    mapping_arguments: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    @abstractmethod
+    def validate(cls, **arguments: Any) -> None:
+        """Check a task's (rendered) arguments before any request; raise with what to change.
+
+        :param arguments: the start's arguments, as :meth:`start` takes them.
+        """
+
+    @classmethod
+    @abstractmethod
+    def start(cls, hook: AnalyticsHook, idempotency_key: str, **arguments: Any) -> Mapping[str, Any]:
+        """Start the work (or replay its start: the platform keeps the first answer of a key); return it.
+
+        :param hook: the task's hook.
+        :param idempotency_key: the start's key (the same on every try that must find the same work).
+        :param arguments: what the task starts it with.
+        """
+
+    @classmethod
+    @abstractmethod
+    def from_answer(cls, resource: Mapping[str, Any], **arguments: Any) -> Self:
+        """The work a start's (or a read's) answer is about.
+
+        :param resource: the platform's answer.
+        :param arguments: the start's arguments, for an id the answer may leave out.
+        """
+
+    @property
+    @abstractmethod
+    def external_id(self) -> Any:
+        """The JSON value a retry finds the work by (``task_state_store``, the next start's key): never reshaped."""
+
+    @classmethod
+    @abstractmethod
+    def from_external_id(cls, external_id: Any) -> Self:
+        """The work an external id names (as :attr:`external_id` made it, or as an earlier try stored it).
+
+        :param external_id: the stored value.
+        """
+
+    @property
+    @abstractmethod
+    def xcom_value(self) -> str:
+        """The id pushed under :attr:`xcom_key`."""
+
+    @property
+    @abstractmethod
+    def ui_path(self) -> str:
+        """The work's page in the platform UI, relative to the connection's ``ui_url``."""
+
+    @classmethod
+    @abstractmethod
+    def verdict(cls, status: object) -> Outcome | None:
+        """``success``/``failure`` for a terminal status, else ``None``.
+
+        :param status: the work's ``status``.
+        """
+
+    def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
+        return self.verdict(resource.get("status"))

@@ -1,0 +1,100 @@
+"""Everything about a workflow execution: how it starts, its ids, its read, its verdict, its cancel, its name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_analytics._jobs.base import StartableJob
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+    from airflow_provider_analytics.wire.calls import Call
+    from airflow_provider_analytics.wire.models import Execution
+    from airflow_provider_analytics.wire.outcomes import Outcome
+
+
+@dataclass(frozen=True)
+class ExecutionJob(StartableJob):
+    """An execution of a workflow: ``succeeded`` is success; ``failed`` and ``cancelled`` are failures.
+
+    :param workflow_id: the workflow's id.
+    :param execution_id: the execution's id.
+    """
+
+    kind = "execution"
+    noun = "execution"
+    trigger_path = "airflow_provider_analytics.triggers.executions.ExecutionTrigger"
+    state_key = "analytics_execution"
+    xcom_key = "execution_id"
+    lineage_operation = "execute_workflow"
+    start_arguments = ("workflow_id", "inputs")
+    mapping_arguments = ("inputs",)
+    status_phrases = {"succeeded": "succeeded", "failed": "failed", "cancelled": "was cancelled"}
+    workflow_id: str
+    execution_id: str
+
+    @property
+    def target(self) -> dict[str, Any]:
+        return {"workflow_id": self.workflow_id, "execution_id": self.execution_id}
+
+    @classmethod
+    def from_target(cls, target: Mapping[str, Any]) -> ExecutionJob:
+        return cls(workflow_id=target.get("workflow_id"), execution_id=target.get("execution_id"))  # type: ignore[arg-type]
+
+    # Starting, and finding it again ----------------------------------------------------------------------
+
+    @classmethod
+    def validate(cls, *, workflow_id: Any, inputs: Any = None) -> None:  # type: ignore[override]
+        from airflow_provider_analytics.wire.ids import validate_id
+
+        validate_id(workflow_id, "workflow_id")
+
+    @classmethod
+    def start(  # type: ignore[override]
+        cls, hook: AnalyticsHook, idempotency_key: str, *, workflow_id: str, inputs: Mapping[str, Any] | None = None
+    ) -> Mapping[str, Any]:
+        return hook.execute_workflow(workflow_id, inputs, idempotency_key=idempotency_key)
+
+    @classmethod
+    def from_answer(cls, resource: Mapping[str, Any], *, workflow_id: str, **arguments: Any) -> ExecutionJob:  # type: ignore[override]
+        return cls(workflow_id=resource.get("workflow_id", workflow_id), execution_id=resource["id"])
+
+    @property
+    def external_id(self) -> dict[str, str]:
+        # Stored in task_state_store and hashed into the next start's key: its keys stay in this order.
+        return {"workflow_id": self.workflow_id, "execution_id": self.execution_id}
+
+    @classmethod
+    def from_external_id(cls, external_id: Any) -> ExecutionJob:
+        return cls.from_target(external_id)
+
+    @property
+    def xcom_value(self) -> str:
+        return self.execution_id
+
+    @property
+    def ui_path(self) -> str:
+        return f"workflows/{self.workflow_id}/executions/{self.execution_id}"
+
+    # Reading, judging, stopping -------------------------------------------------------------------------
+
+    def fetch(self) -> Call[Execution]:
+        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+
+        return endpoints.get_execution(self.workflow_id, self.execution_id)
+
+    @classmethod
+    def verdict(cls, status: object) -> Outcome | None:
+        from airflow_provider_analytics.wire.outcomes import execution_outcome
+
+        return execution_outcome({"status": status})
+
+    def cancel(self) -> Call[Execution]:
+        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+
+        return endpoints.cancel_execution(self.workflow_id, self.execution_id)
+
+    def describe(self) -> str:
+        return f"execution {self.execution_id} of workflow {self.workflow_id}"

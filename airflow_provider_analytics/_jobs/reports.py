@@ -1,0 +1,107 @@
+"""Everything about a report: how it is generated, its id, its read, its verdict, its cancel, its name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_analytics._jobs.base import StartableJob
+
+if TYPE_CHECKING:
+    from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+    from airflow_provider_analytics.wire.calls import Call
+    from airflow_provider_analytics.wire.models import Report
+    from airflow_provider_analytics.wire.outcomes import Outcome
+
+
+@dataclass(frozen=True)
+class ReportJob(StartableJob):
+    """A report being generated: ``ready`` is success; ``failed`` and ``expired`` are failures.
+
+    :param report_id: the report's id.
+    """
+
+    kind = "report"
+    noun = "report"
+    trigger_path = "airflow_provider_analytics.triggers.reports.ReportTrigger"
+    state_key = "analytics_report"
+    xcom_key = "report_id"
+    lineage_operation = "generate_report"
+    start_arguments = ("dashboard_ids", "format", "name", "parameters")
+    mapping_arguments = ("parameters",)
+    status_phrases = {"generating": "is being generated", "failed": "failed", "expired": "expired"}
+    report_id: str
+
+    @property
+    def target(self) -> dict[str, Any]:
+        return {"report_id": self.report_id}
+
+    @classmethod
+    def from_target(cls, target: Mapping[str, Any]) -> ReportJob:
+        return cls(report_id=target.get("report_id"))  # type: ignore[arg-type]
+
+    # Starting, and finding it again ----------------------------------------------------------------------
+
+    @classmethod
+    def validate(  # type: ignore[override]
+        cls, *, dashboard_ids: Any, format: Any, name: Any = None, parameters: Any = None
+    ) -> None:
+        from airflow_provider_analytics.wire import endpoints  # when the task runs, not at parse time
+
+        # Building the request checks ids, format and the dashboard list without sending anything.
+        endpoints.generate_report(dashboard_ids, format, name, parameters)
+
+    @classmethod
+    def start(  # type: ignore[override]
+        cls,
+        hook: AnalyticsHook,
+        idempotency_key: str,
+        *,
+        dashboard_ids: Sequence[str],
+        format: str,
+        name: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+    ) -> Mapping[str, Any]:
+        return hook.generate_report(dashboard_ids, format, name, parameters, idempotency_key=idempotency_key)
+
+    @classmethod
+    def from_answer(cls, resource: Mapping[str, Any], **arguments: Any) -> ReportJob:
+        return cls(report_id=resource["id"])
+
+    @property
+    def external_id(self) -> str:
+        return self.report_id
+
+    @classmethod
+    def from_external_id(cls, external_id: Any) -> ReportJob:
+        return cls(report_id=external_id)
+
+    @property
+    def xcom_value(self) -> str:
+        return self.report_id
+
+    @property
+    def ui_path(self) -> str:
+        return f"reports/{self.report_id}"
+
+    # Reading, judging, stopping -------------------------------------------------------------------------
+
+    def fetch(self) -> Call[Report]:
+        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+
+        return endpoints.get_report(self.report_id)
+
+    @classmethod
+    def verdict(cls, status: object) -> Outcome | None:
+        from airflow_provider_analytics.wire.outcomes import report_outcome
+
+        return report_outcome({"status": status})
+
+    def cancel(self) -> Call[Report]:
+        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+
+        return endpoints.cancel_report(self.report_id)
+
+    def describe(self) -> str:
+        return f"report {self.report_id}"

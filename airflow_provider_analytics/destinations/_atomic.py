@@ -1,0 +1,66 @@
+"""Writing a file so that it appears whole or not at all: nobody ever reads a partial or unverified file.
+
+On a local disk the content goes to a new temporary file beside the target (``.<name>.<random>.part``), which
+replaces the target once ``write`` returned (so once the download was verified) and is removed otherwise. An
+object store has no rename, so there the bytes stream straight to the final key in an upload completed only
+then (``_object_storage``, docs/object-storage.md).
+
+Neither way refuses an existing target: the temporary name is created with ``O_EXCL``, the target is
+replaced. Refusing it is :func:`~airflow_provider_analytics.destinations._target.refuse_existing`'s job, run
+right before writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO, TypeVar
+
+from airflow_provider_analytics.destinations._object_storage import write_object
+from airflow_provider_analytics.destinations._target import AnyPath
+from airflow_provider_analytics.version_compat import local_path_of
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+T = TypeVar("T")
+
+
+def _open_new(local: Path) -> BinaryIO:
+    # A local file is created, never reused: O_EXCL refuses an existing file or a planted symlink.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    return os.fdopen(os.open(local, flags, 0o666), "wb")
+
+
+def write_atomically(target: AnyPath, write: Callable[[BinaryIO], T], size_hint: int | None = None) -> T:
+    """Run ``write`` on a new temporary file beside ``target``, then move it into place; on failure remove it.
+
+    On an object store (no rename) ``write`` streams into ``target`` itself, in an upload completed only when
+    ``write`` returns and aborted when it raises
+    (:func:`~airflow_provider_analytics.destinations._object_storage.write_object`).
+
+    :param target: the final file.
+    :param write: writes the content to the binary file object it is given.
+    :param size_hint: the expected size, when known (an object store's part size depends on it).
+    """
+    if local_path_of(target) is None:
+        return write_object(target.fs, target.path, str(target), write, size_hint)
+    partial = target.parent / f".{target.name}.{secrets.token_hex(8)}.part"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with _open_new(local_path_of(partial) or Path(partial)) as out:
+            result = write(out)
+        partial.replace(target)
+    except OSError as exc:
+        _remove(partial)
+        raise AnalyticsInputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(partial)
+        raise
+    return result
+
+
+def _remove(partial: AnyPath) -> None:
+    with contextlib.suppress(OSError):  # the error that brought us here is the one to report
+        partial.unlink(missing_ok=True)
