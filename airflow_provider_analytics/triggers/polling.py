@@ -3,6 +3,8 @@
 A poll is bounded by a deadline (``call_deadline``, retries included); an outage the client's own retries
 did not outlast is logged and left for the next poll; a refused token makes the trigger read its connection
 once more (a rotated token), and only a second refusal, or any other API error, is the caller's to handle.
+A watcher that goes on polling after such a refusal reads its connection again at most every
+``RELOAD_AGAIN_SECONDS``: the new token may reach the secrets backend only after the old one was refused.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from airflow_provider_analytics.wire.deadline import LAST_LOOK_SECONDS, call_dea
 from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, UnauthenticatedError
 
 Fetched = TypeVar("Fetched")
-__all__ = ["LAST_LOOK_SECONDS", "TRANSIENT_ERRORS", "PlatformPoller"]
+# After a re-read connection whose token was refused too, the next re-read waits this long: a watcher polls for
+# ever, and a refused token must neither stop it for good nor make every poll read the connection twice over.
+RELOAD_AGAIN_SECONDS = 60.0
+__all__ = ["LAST_LOOK_SECONDS", "RELOAD_AGAIN_SECONDS", "TRANSIENT_ERRORS", "PlatformPoller"]
 
 
 class _Log(Protocol):
@@ -31,15 +36,19 @@ class PlatformPoller:
     :param hook: the trigger's async hook (its client lives as long as the trigger runs).
     :param log: the trigger's logger.
     :param what: how log lines name what is polled, e.g. ``execution ex_1 of workflow wf_2``.
+    :param reload_again_after: seconds before a connection whose re-read token was refused too is read again.
     """
 
-    def __init__(self, hook: AnalyticsAsyncHook, log: _Log, what: str) -> None:
+    def __init__(
+        self, hook: AnalyticsAsyncHook, log: _Log, what: str, reload_again_after: float = RELOAD_AGAIN_SECONDS
+    ) -> None:
         self.hook = hook
         self.log = log
         self.what = what
-        # Set after a re-read connection, cleared by the next answer: a token refused again right after a
-        # re-read is final, not a reason to re-read in a loop.
-        self._reloaded = False
+        self.reload_again_after = reload_again_after
+        # When the connection was last re-read (monotonic seconds), cleared by the next answer: a token refused
+        # again right after a re-read is final for this poll, and is not a reason to re-read in a loop.
+        self._reloaded_at: float | None = None
 
     async def poll(
         self,
@@ -71,10 +80,13 @@ class PlatformPoller:
                 self.log.warning("Polling %s failed, will poll again: %s", self.what, exc)
                 return None
             except UnauthenticatedError:
-                if self._reloaded or not await self.hook.reload_connection():
+                now = time.monotonic()
+                if self._reloaded_at is not None and now - self._reloaded_at < self.reload_again_after:
                     raise
-                self._reloaded = True
+                if not await self.hook.reload_connection():
+                    raise
+                self._reloaded_at = now
                 self.log.info("The token was refused; using the connection as it reads now")
                 continue
-            self._reloaded = False
+            self._reloaded_at = None
             return fetched
