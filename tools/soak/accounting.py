@@ -374,39 +374,4 @@ def nothing_left_in_flight(collected: Collected) -> list[Violation]:
     return violations
 
 
-def faults_absorbed(collected: Collected) -> list[Violation]:
-    """Each injected fault was absorbed: the same request (same key for a POST) later got an answer.
-
-    A conditional ``PUT`` whose lost answer had been applied is refused with 412 when sent again; that answer
-    counts, as the hook then finds its update applied (``wire/conditional.py``; were it not, the task would fail
-    and :func:`every_permitted_run_succeeds` say so).
-    """
-    name = "every injected fault absorbed"
-    answered: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    faulted = {fault["request_id"] for fault in collected.injected}
-    for request in collected.requests:
-        settled = 200 <= request.status < 300 or (request.method == "PUT" and request.status == 412)
-        if request.request_id not in faulted and settled:
-            answered[_same_request(request)].append(request.at)
-    by_id = {request.request_id: request for request in collected.requests}
-    log_end = max((request.at for request in collected.requests), default=0.0)
-    violations, absorbed, pending = [], Counter(), 0  # type: ignore[var-annotated]
-    for fault in collected.injected:
-        hit = by_id.get(fault["request_id"])
-        if hit is not None and any(at >= hit.at for at in answered[_same_request(hit)]):
-            absorbed[fault["kind"]] += 1
-        elif hit is not None and hit.path == WATCHED_PATH and log_end - hit.at < WATCHER_PENDING_SECONDS:
-            pending += 1  # its answer may come after the log was read: the watcher is still polling
-        else:
-            what = f"{fault['kind']} on {fault['method']} {fault['path']} ({fault['request_id']})"
-            violations.append(Violation(name, "", "", what + " was never followed by an answer"))
-    collected.notes["faults"] = {"injected": dict(Counter(f["kind"] for f in collected.injected)),
-                                 "absorbed": dict(absorbed), "pending": pending}  # fmt: skip
-    return violations
-
-
-def _same_request(request: Request) -> tuple[str, str, str]:
-    return request.method, request.path, request.key
-
-
 # --- the limited phase (limit_phase.py) -----------------------------------------------------------------------

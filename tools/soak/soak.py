@@ -32,13 +32,13 @@ from accounting import (
     Violation,
     downloads_match_reports,
     every_permitted_run_succeeds,
-    faults_absorbed,
     no_token_in_logs,
     nothing_left_in_flight,
     one_piece_of_work_per_attempt_chain,
     sync_events_exactly_once,
     when,
 )
+from fault_accounting import faults_absorbed
 from health import Health
 from limit_accounting import (
     REFUSALS_BOUNDED,
