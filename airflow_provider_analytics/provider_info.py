@@ -10,6 +10,8 @@ from typing import Any
 
 from airflow_provider_analytics import __version__
 
+__all__ = ["get_provider_info"]
+
 INTEGRATION = "Analytics Platform"
 
 

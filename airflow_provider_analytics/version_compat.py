@@ -5,6 +5,9 @@ Names Airflow only moved (``BaseHook``, ``BaseOperator``, ``conf``, the exceptio
 ``apache-airflow-providers-common-compat`` wherever they are used. This module holds what that package
 does not bridge, and the release flags the provider itself reads (tests/support/releases.py holds those only
 tests branch on); docs/compatibility.md is the table of what each difference means for users.
+
+Internal, though its name has no leading underscore (Airflow's own providers use this name): not public API,
+free to change in any release.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from typing import Any
 
 from airflow import __version__ as _AIRFLOW_VERSION_TEXT
 from packaging.version import Version
+
+# Internal (its name is the one Airflow's own providers use for this module): nothing here is public API.
+__all__: list[str] = []
 
 AIRFLOW_VERSION = Version(Version(_AIRFLOW_VERSION_TEXT).base_version)
 AIRFLOW_V_3_0_PLUS = Version("3.0.0") <= AIRFLOW_VERSION

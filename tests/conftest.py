@@ -42,7 +42,7 @@ def _leftover_threads(before: set[threading.Thread]) -> list[threading.Thread]:
 def _fresh_rate_limiters() -> Iterator[None]:
     """Every test starts unthrottled: the tests share a sandbox (one account), and one test's 429s must not
     pace the next test's requests."""
-    from airflow_provider_analytics.wire.accounts import reset_rate_limiters
+    from airflow_provider_analytics.wire._accounts import reset_rate_limiters
 
     reset_rate_limiters()
     yield

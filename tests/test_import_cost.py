@@ -79,8 +79,8 @@ def test_package_and_hook_do_not_import_the_server_stack_or_the_sandbox() -> Non
 def test_wire_layer_does_not_import_airflow() -> None:
     modules = [
         "airflow_provider_analytics.wire.client",
-        "airflow_provider_analytics.wire.download",
-        "airflow_provider_analytics.wire.endpoints",
+        "airflow_provider_analytics.wire._download",
+        "airflow_provider_analytics.wire._endpoints",
         "airflow_provider_analytics.wire.errors",
     ]
     seen = _imports(modules, ["airflow", *SERVER_STACK, "airflow_provider_analytics.sandbox"], after_airflow=False)
@@ -109,16 +109,16 @@ DAG_FILE_MODULES = [
 # async hook (and common-compat's async connection lookup it brings).
 SENDING_MODULES = [
     "airflow_provider_analytics.wire.client",
-    "airflow_provider_analytics.wire.core",
-    "airflow_provider_analytics.wire.transports",
-    "airflow_provider_analytics.wire.throttle",
+    "airflow_provider_analytics.wire._core",
+    "airflow_provider_analytics.wire._transports",
+    "airflow_provider_analytics.wire._throttle",
     "airflow_provider_analytics.wire.retry",
-    "airflow_provider_analytics.wire.endpoints",
-    "airflow_provider_analytics.wire.calls",
-    "airflow_provider_analytics.wire.models",
-    "airflow_provider_analytics.wire.pagination",
-    "airflow_provider_analytics.wire.download",
-    "airflow_provider_analytics.wire.tls",
+    "airflow_provider_analytics.wire._endpoints",
+    "airflow_provider_analytics.wire._calls",
+    "airflow_provider_analytics.wire._models",
+    "airflow_provider_analytics.wire._pagination",
+    "airflow_provider_analytics.wire._download",
+    "airflow_provider_analytics.wire._tls",
     "airflow_provider_analytics.destinations._target",
     "airflow_provider_analytics.destinations._atomic",
     "airflow_provider_analytics.destinations._object_storage",

@@ -30,7 +30,7 @@ DOCUMENTED_READS = {("version_compat.py", "_by_name"): 1, ("version_compat.py", 
 GUARDED_LIBRARIES = ("httpx", "httpcore", "airflow")
 # Private names of other libraries the package may name, each with its reason.
 ALLOWED_FOREIGN = {
-    "_Decompress": "typeshed's name for the type of zlib.decompressobj(), in an annotation only (wire/bodies.py)",
+    "_Decompress": "typeshed's name for the type of zlib.decompressobj(), in an annotation only (wire/_bodies.py)",
 }
 ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 

@@ -6,7 +6,7 @@ trigger that waits for it. A :class:`StartableJob` is work a task starts itself,
 what of it a retry keeps (``task_state_store``, XCom) and where it is in the platform's UI.
 
 A description knows no client: :meth:`RemoteJob.fetch` and :meth:`RemoteJob.cancel` build
-:class:`~airflow_provider_analytics.wire.calls.Call` objects that either client sends, so the worker's loop, the
+:class:`~airflow_provider_analytics.wire._calls.Call` objects that either client sends, so the worker's loop, the
 sensor's poke and the trigger's loop send the very same requests. It imports nothing heavy: operator modules
 name their kind at DAG parse time.
 """
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-    from airflow_provider_analytics.wire.calls import Call
-    from airflow_provider_analytics.wire.outcomes import Outcome
+    from airflow_provider_analytics.wire._calls import Call
+    from airflow_provider_analytics.wire._outcomes import Outcome
 
 # The kind of work: an event's ``kind``, and the purpose in a start's Idempotency-Key (so never renamed).
 JobKind = Literal["execution", "report", "sync"]
@@ -94,7 +94,7 @@ class StartableJob(RemoteJob):
     state_key: ClassVar[str]
     # The XCom key of the work's id, pushed as soon as it is known.
     xcom_key: ClassVar[str]
-    # The name of the work in ``lineage/extract.py`` (its ``OPERATIONS``).
+    # The name of the work in ``lineage/_extract.py`` (its ``OPERATIONS``).
     lineage_operation: ClassVar[str]
     # The task's arguments the start takes, by name; those that must render to a mapping (checked first, with
     # advice on templates).

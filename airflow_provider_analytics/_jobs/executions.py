@@ -10,9 +10,9 @@ from airflow_provider_analytics._jobs.base import StartableJob
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-    from airflow_provider_analytics.wire.calls import Call
-    from airflow_provider_analytics.wire.models import Execution
-    from airflow_provider_analytics.wire.outcomes import Outcome
+    from airflow_provider_analytics.wire._calls import Call
+    from airflow_provider_analytics.wire._models import Execution
+    from airflow_provider_analytics.wire._outcomes import Outcome
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class ExecutionJob(StartableJob):
 
     @classmethod
     def validate(cls, *, workflow_id: Any, inputs: Any = None) -> None:  # type: ignore[override]
-        from airflow_provider_analytics.wire.ids import validate_id
+        from airflow_provider_analytics.wire._ids import validate_id
 
         validate_id(workflow_id, "workflow_id")
 
@@ -81,18 +81,18 @@ class ExecutionJob(StartableJob):
     # Reading, judging, stopping -------------------------------------------------------------------------
 
     def fetch(self) -> Call[Execution]:
-        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
 
         return endpoints.get_execution(self.workflow_id, self.execution_id)
 
     @classmethod
     def verdict(cls, status: object) -> Outcome | None:
-        from airflow_provider_analytics.wire.outcomes import execution_outcome
+        from airflow_provider_analytics.wire._outcomes import execution_outcome
 
         return execution_outcome({"status": status})
 
     def cancel(self) -> Call[Execution]:
-        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
 
         return endpoints.cancel_execution(self.workflow_id, self.execution_id)
 

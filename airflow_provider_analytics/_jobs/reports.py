@@ -10,9 +10,9 @@ from airflow_provider_analytics._jobs.base import StartableJob
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-    from airflow_provider_analytics.wire.calls import Call
-    from airflow_provider_analytics.wire.models import Report
-    from airflow_provider_analytics.wire.outcomes import Outcome
+    from airflow_provider_analytics.wire._calls import Call
+    from airflow_provider_analytics.wire._models import Report
+    from airflow_provider_analytics.wire._outcomes import Outcome
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class ReportJob(StartableJob):
     def validate(  # type: ignore[override]
         cls, *, dashboard_ids: Any, format: Any, name: Any = None, parameters: Any = None
     ) -> None:
-        from airflow_provider_analytics.wire import endpoints  # when the task runs, not at parse time
+        from airflow_provider_analytics.wire import _endpoints as endpoints  # when the task runs, not at parse time
 
         # Building the request checks ids, format and the dashboard list without sending anything.
         endpoints.generate_report(dashboard_ids, format, name, parameters)
@@ -88,18 +88,18 @@ class ReportJob(StartableJob):
     # Reading, judging, stopping -------------------------------------------------------------------------
 
     def fetch(self) -> Call[Report]:
-        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
 
         return endpoints.get_report(self.report_id)
 
     @classmethod
     def verdict(cls, status: object) -> Outcome | None:
-        from airflow_provider_analytics.wire.outcomes import report_outcome
+        from airflow_provider_analytics.wire._outcomes import report_outcome
 
         return report_outcome({"status": status})
 
     def cancel(self) -> Call[Report]:
-        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
 
         return endpoints.cancel_report(self.report_id)
 

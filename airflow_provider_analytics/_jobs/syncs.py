@@ -11,13 +11,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics._jobs.base import RemoteJob
+from airflow_provider_analytics.wire._times import parse_time
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.times import parse_time
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.wire.calls import Call
-    from airflow_provider_analytics.wire.models import SyncState
-    from airflow_provider_analytics.wire.outcomes import Outcome
+    from airflow_provider_analytics.wire._calls import Call
+    from airflow_provider_analytics.wire._models import SyncState
+    from airflow_provider_analytics.wire._outcomes import Outcome
 
 # How a source's status reads while its data is not fresh enough yet (see SyncJob.state_of).
 _WAITING_PHRASES = {
@@ -69,12 +69,12 @@ class SyncJob(RemoteJob):
         )
 
     def fetch(self) -> Call[SyncState]:
-        from airflow_provider_analytics.wire import endpoints  # on first use: not at DAG parse time
+        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
 
         return endpoints.get_sync_status(self.data_source_id)
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
-        from airflow_provider_analytics.wire.outcomes import sync_outcome
+        from airflow_provider_analytics.wire._outcomes import sync_outcome
 
         return sync_outcome(resource, self.threshold, self.fail_on_sync_failure)
 

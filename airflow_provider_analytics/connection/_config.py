@@ -25,6 +25,7 @@ from airflow_provider_analytics.connection._notes import (
     warn_once,
     without_bearer_prefix,
 )
+from airflow_provider_analytics.wire._tls import tls_context
 from airflow_provider_analytics.wire.config import (
     DEFAULT_MAX_DOWNLOAD_BYTES,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -35,7 +36,6 @@ from airflow_provider_analytics.wire.config import (
 )
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.retry import MAX_RETRIES_LIMIT, RetryPolicy
-from airflow_provider_analytics.wire.tls import tls_context
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -215,7 +215,7 @@ def _verify(conn: ConnectionLike, extras: Mapping[str, Any]) -> bool | str:
     value = extras.get("verify")
     if not isinstance(value, str) or _unset(value) or value.strip().lower() in _TRUE | _FALSE:
         return _flag(conn, extras, "verify", True)
-    path = value.strip()  # a CA bundle, loaded once per process into the shared context (wire/tls.py)
+    path = value.strip()  # a CA bundle, loaded once per process into the shared context (wire/_tls.py)
     try:
         tls_context(path)
     except AnalyticsInputError as error:

@@ -17,7 +17,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics.connection._form import connection_type_info
-from airflow_provider_analytics.wire.redaction import remember_secret, scrub_text
+from airflow_provider_analytics.wire._redaction import remember_secret, scrub_text
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.connection._config import ConnectionLike

@@ -12,7 +12,7 @@ from airflow.providers.common.compat.sdk import AirflowNotFoundException
 
 from airflow_provider_analytics.connection._config import masked_config
 from airflow_provider_analytics.connection._notes import not_the_api, redact, with_notes
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import (
@@ -59,7 +59,7 @@ def probe_connection(hook: AnalyticsHook) -> tuple[bool, str]:
     except NotFoundError as exc:  # the probed list exists wherever the API does
         message = f"{ADVICE_NO_API} {exc.summary}"
     except (AnalyticsTLSError, AnalyticsTimeoutError, AnalyticsConnectionError) as exc:
-        message = str(exc)  # it says what to change first, and names the connection (wire/tls.py)
+        message = str(exc)  # it says what to change first, and names the connection (wire/_tls.py)
     except AnalyticsAPIError as exc:
         message = f"The platform answered with an error: {exc}"
     except UnexpectedResponseError as exc:  # the probed list is plain JSON wherever the API is: a wrong host

@@ -12,8 +12,8 @@ from typing import Any
 from airflow_provider_analytics.destinations import DownloadResult
 from airflow_provider_analytics.destinations._atomic import write_atomically
 from airflow_provider_analytics.destinations._target import Destination, refuse_existing
+from airflow_provider_analytics.wire._download import ReportStream
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.download import ReportStream
 
 
 def download_report_to(

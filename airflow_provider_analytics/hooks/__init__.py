@@ -1,1 +1,3 @@
 """Hooks: an Airflow connection turned into a configured Analytics Platform client."""
+
+__all__: list[str] = []

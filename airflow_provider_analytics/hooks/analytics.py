@@ -15,8 +15,7 @@ from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBase
 if TYPE_CHECKING:
     from airflow_provider_analytics.destinations import DownloadResult
     from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
-    from airflow_provider_analytics.wire.client import AnalyticsClient
-    from airflow_provider_analytics.wire.models import (
+    from airflow_provider_analytics.wire._models import (
         Chart,
         Dashboard,
         DataSource,
@@ -26,7 +25,8 @@ if TYPE_CHECKING:
         SyncState,
         Workflow,
     )
-    from airflow_provider_analytics.wire.pagination import ChartRows, SyncPager
+    from airflow_provider_analytics.wire._pagination import ChartRows, SyncPager
+    from airflow_provider_analytics.wire.client import AnalyticsClient
 
 __all__ = ["DEFAULT_CONN_ID", "AnalyticsAsyncHook", "AnalyticsHook"]
 
@@ -125,7 +125,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
     def list_charts(self) -> list[Chart]:
         """List the workspace's charts."""
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.list_charts())
 
@@ -147,7 +147,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param options: drawing options.
         :param idempotency_key: makes a repeat of this call return the first chart instead of a second one.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.create_chart(name, type, data_source_id, query, options, idempotency_key))
 
@@ -157,8 +157,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param chart_id: the chart's id.
         :param page_size: rows per request (1-100).
         """
-        from airflow_provider_analytics.wire import endpoints
-        from airflow_provider_analytics.wire.pagination import ChartRows
+        from airflow_provider_analytics.wire import _endpoints as endpoints
+        from airflow_provider_analytics.wire._pagination import ChartRows
 
         return ChartRows(self.client.paginate(endpoints.chart_data(chart_id, page_size)))
 
@@ -169,7 +169,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param page_size: workflows per request (1-100).
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.paginate(endpoints.list_workflows(page_size))
 
@@ -187,7 +187,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param description: optional description.
         :param idempotency_key: makes a repeat of this call return the first workflow.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.create_workflow(name, configuration, description, idempotency_key))
 
@@ -200,7 +200,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param inputs: the execution's inputs.
         :param idempotency_key: the same key within 24 h returns the first execution instead of starting one.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.execute_workflow(workflow_id, inputs, idempotency_key))
 
@@ -210,7 +210,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param workflow_id: the workflow's id.
         :param execution_id: the execution's id.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.get_execution(workflow_id, execution_id))
 
@@ -220,7 +220,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param workflow_id: the workflow's id.
         :param execution_id: the execution's id.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.cancel_execution(workflow_id, execution_id))
 
@@ -228,7 +228,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
     def list_data_sources(self) -> list[DataSource]:
         """List the workspace's data sources (secret connection fields are never returned)."""
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.list_data_sources())
 
@@ -242,7 +242,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param connection: connection settings; secret fields are write-only.
         :param idempotency_key: makes a repeat of this call return the first data source.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.connect_data_source(name, type, connection, idempotency_key))
 
@@ -251,7 +251,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param data_source_id: the data source's id.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.get_sync_status(data_source_id))
 
@@ -262,7 +262,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param page_size: dashboards per request (1-100).
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.paginate(endpoints.list_dashboards(page_size))
 
@@ -282,7 +282,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param layout: chart placements; every chart must exist.
         :param idempotency_key: makes a repeat of this call return the first dashboard.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.create_dashboard(name, description, tags, layout, idempotency_key))
 
@@ -306,10 +306,10 @@ class AnalyticsHook(AnalyticsBaseHook):
             :class:`PreconditionFailedError` instead of overwriting someone else's change. A 412 to a repeat of
             this very update (its first answer was lost, or the task is retried) is not a conflict: when the
             dashboard stands at ``if_match + 1`` holding exactly this update, that dashboard is returned
-            (one listing of the dashboards to read it; :mod:`~airflow_provider_analytics.wire.conditional`).
+            (one listing of the dashboards to read it; :mod:`~airflow_provider_analytics.wire._conditional`).
         """
-        from airflow_provider_analytics.wire import endpoints
-        from airflow_provider_analytics.wire.conditional import holds_update
+        from airflow_provider_analytics.wire import _endpoints as endpoints
+        from airflow_provider_analytics.wire._conditional import holds_update
         from airflow_provider_analytics.wire.errors import PreconditionFailedError
 
         update = endpoints.update_dashboard(dashboard_id, name, description, tags, layout, if_match)
@@ -333,7 +333,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
     def list_reports(self) -> list[Report]:
         """List the workspace's reports."""
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.list_reports())
 
@@ -353,7 +353,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param parameters: report parameters.
         :param idempotency_key: the same key within 24 h returns the first report instead of a new one.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.generate_report(dashboard_ids, format, name, parameters, idempotency_key))
 
@@ -362,7 +362,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param report_id: the report's id.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.get_report(report_id))
 
@@ -371,7 +371,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param report_id: the report's id.
         """
-        from airflow_provider_analytics.wire import endpoints
+        from airflow_provider_analytics.wire import _endpoints as endpoints
 
         return self.client.call(endpoints.cancel_report(report_id))
 

@@ -9,11 +9,13 @@ from airflow.providers.common.compat.connection import get_async_connection
 
 from airflow_provider_analytics.connection._config import prepared_config
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.calls import Call
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._calls import Call
+from airflow_provider_analytics.wire._models import Workflow
+from airflow_provider_analytics.wire._pagination import AsyncPager
 from airflow_provider_analytics.wire.client import AsyncAnalyticsClient
-from airflow_provider_analytics.wire.models import Workflow
-from airflow_provider_analytics.wire.pagination import AsyncPager
+
+__all__ = ["AnalyticsAsyncHook"]
 
 T = TypeVar("T")
 
@@ -40,7 +42,7 @@ class AnalyticsAsyncHook(AnalyticsBaseHook):
         return self._client
 
     async def call(self, call: Call[T]) -> T:
-        """Send one request built in ``wire/endpoints.py`` (a wait's read or cancel) with the current client.
+        """Send one request built in ``wire/_endpoints.py`` (a wait's read or cancel) with the current client.
 
         The client is looked up on each call: :meth:`reload_connection` may have replaced it.
 

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
-from airflow_provider_analytics.deprecation import moved
+from airflow_provider_analytics._deprecation import moved
+
+__all__ = ["DEFAULT_CONN_ID", "AnalyticsBaseHook"]
 
 DEFAULT_CONN_ID = "analytics_default"
 

@@ -3,7 +3,9 @@
 Reading the connection is not public API: the hook does it (``AnalyticsHook.connection``, ``AnalyticsHook.client``).
 """
 
-from airflow_provider_analytics.deprecation import moved
+from airflow_provider_analytics._deprecation import moved
+
+__all__: list[str] = []
 
 _HOMES = {
     "airflow_provider_analytics.connection._config": [

@@ -6,7 +6,9 @@ Only ``DownloadResult`` stays public: download with
 ``ObjectStoragePath`` as it is.
 """
 
-from airflow_provider_analytics.deprecation import moved
+from airflow_provider_analytics._deprecation import moved
+
+__all__: list[str] = []
 
 _HOMES = {
     "airflow_provider_analytics.destinations": ["DownloadResult"],

@@ -27,10 +27,13 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 if TYPE_CHECKING:
     from openlineage.client.event_v2 import Dataset
 
+# The names Airflow (provider_info.py) and docs/lineage.md use; the rest serves the provider's own lineage.
+__all__ = ["build_uri", "convert_asset_to_openlineage", "normalize_uri"]
+
 SCHEME = "analytics"
 # The platform objects that data flows through; the names are the singular of the API's collections.
 KINDS = ("data_source", "chart", "dashboard", "report", "workflow")
-# The contract's id rule (wire.contract.ID_PATTERN), repeated so this module never loads the wire layer.
+# The contract's id rule (wire._contract.ID_PATTERN), repeated so this module never loads the wire layer.
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 

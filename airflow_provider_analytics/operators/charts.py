@@ -10,18 +10,20 @@ from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.operators.common import (
+from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
     task_instance_key,
     task_step,
 )
+from airflow_provider_analytics.wire._ids import validate_id, validate_page_size
+from airflow_provider_analytics.wire._progress import PROGRESS_INTERVAL, TransferProgress
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.ids import validate_id, validate_page_size
-from airflow_provider_analytics.wire.progress import PROGRESS_INTERVAL, TransferProgress
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.wire.pagination import ChartRows
+    from airflow_provider_analytics.wire._pagination import ChartRows
+
+__all__ = ["CreateChartOperator", "GetChartDataOperator"]
 
 FILE_FORMATS = ("csv", "jsonl")
 
@@ -86,7 +88,7 @@ class CreateChartOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+        from airflow_provider_analytics.lineage._safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "create_chart")
 
@@ -194,6 +196,6 @@ class GetChartDataOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+        from airflow_provider_analytics.lineage._safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "get_chart_data")

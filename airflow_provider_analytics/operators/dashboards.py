@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.operators.common import (
+from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
     task_instance_key,
@@ -17,7 +17,9 @@ from airflow_provider_analytics.operators.links import DashboardLink
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.wire.models import LayoutItem
+    from airflow_provider_analytics.wire._models import LayoutItem
+
+__all__ = ["CreateDashboardOperator", "UpdateDashboardOperator"]
 
 
 class _DashboardOperator(AnalyticsBaseOperator):
@@ -55,7 +57,7 @@ class _DashboardOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+        from airflow_provider_analytics.lineage._safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "dashboard")
 
@@ -82,7 +84,7 @@ class CreateDashboardOperator(_DashboardOperator):
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
         self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
-        from airflow_provider_analytics.wire import endpoints  # when the task runs, not at parse time
+        from airflow_provider_analytics.wire import _endpoints as endpoints  # when the task runs, not at parse time
 
         self._check_templated()
         endpoints.create_dashboard(self.name, self.description, self.tags, self.layout)  # validates, sends nothing

@@ -7,12 +7,14 @@ from typing import Any
 
 from airflow.providers.common.compat.sdk import Context
 
-from airflow_provider_analytics.operators.common import (
+from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
     task_instance_key,
     task_step,
 )
+
+__all__ = ["ConnectDataSourceOperator"]
 
 
 class ConnectDataSourceOperator(AnalyticsBaseOperator):
@@ -50,6 +52,6 @@ class ConnectDataSourceOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+        from airflow_provider_analytics.lineage._safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "connect_data_source")

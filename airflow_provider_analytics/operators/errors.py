@@ -23,7 +23,6 @@ from airflow.providers.common.compat.sdk import AirflowException, AirflowFailExc
 from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError, AnalyticsInputError, ConflictError
 
 __all__ = [
-    "FINAL_STATUSES",
     "FinalFailure",
     "RemoteJobFailed",
     "RemoteJobTimeout",

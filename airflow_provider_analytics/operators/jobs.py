@@ -22,11 +22,11 @@ from typing import Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import Context, ResumableJobMixin, conf
 
+from airflow_provider_analytics._deprecation import moved_names
 from airflow_provider_analytics._jobs.base import RemoteJob, StartableJob
-from airflow_provider_analytics.deprecation import moved_names
-from airflow_provider_analytics.lineage.recording import STARTED, keep
+from airflow_provider_analytics.lineage._recording import STARTED, keep
 from airflow_provider_analytics.operators import errors
-from airflow_provider_analytics.operators.common import check_templated, task_instance_key, task_step
+from airflow_provider_analytics.operators._common import check_templated, task_instance_key, task_step
 from airflow_provider_analytics.operators.links import AnalyticsLink
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, TaskTry, started_over
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
@@ -213,7 +213,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+        from airflow_provider_analytics.lineage._safe_entry import lineage_for
 
         return lineage_for(self, task_instance, self.job.lineage_operation)
 
@@ -222,7 +222,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
         :param task_instance: the failed task instance.
         """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+        from airflow_provider_analytics.lineage._safe_entry import lineage_for
 
         return lineage_for(self, task_instance, self.job.lineage_operation, failed=True)
 

@@ -12,6 +12,8 @@ from airflow.providers.common.compat.sdk import BaseOperatorLink, Context
 
 from airflow_provider_analytics.version_compat import link_url, link_xcom_key
 
+__all__ = ["AnalyticsLink", "DashboardLink", "ExecutionLink", "ReportLink"]
+
 
 class AnalyticsLink(BaseOperatorLink):
     """A link whose URL the operator pushed to XCom; empty when none was pushed."""

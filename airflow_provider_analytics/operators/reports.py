@@ -10,11 +10,13 @@ from airflow.providers.common.compat.sdk import Asset, Context, conf
 
 from airflow_provider_analytics._jobs.base import RemoteJob
 from airflow_provider_analytics._jobs.reports import ReportJob
-from airflow_provider_analytics.operators.common import task_step
+from airflow_provider_analytics.operators._common import task_step
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, started_over
-from airflow_provider_analytics.wire.ids import validate_id
+from airflow_provider_analytics.wire._ids import validate_id
+
+__all__ = ["DownloadReportOperator", "GenerateReportOperator"]
 
 
 class GenerateReportOperator(RemoteJobOperator):
@@ -146,6 +148,6 @@ class DownloadReportOperator(RemoteWaitOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+        from airflow_provider_analytics.lineage._safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "download_report")

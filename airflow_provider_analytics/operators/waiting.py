@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import Context, conf
 
+from airflow_provider_analytics._deprecation import moved_names
 from airflow_provider_analytics._jobs.base import RemoteJob
 from airflow_provider_analytics._jobs.events import (
     WaitEvent,
@@ -26,21 +27,20 @@ from airflow_provider_analytics._jobs.events import (
     from_earlier_try,
     try_number_of,
 )
-from airflow_provider_analytics.deprecation import moved_names
 from airflow_provider_analytics.operators import errors
-from airflow_provider_analytics.operators.common import (
+from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     handed_links,
     poll_seconds,
     resumed_line,
     seconds,
 )
-from airflow_provider_analytics.wire.deadline import LAST_LOOK_SECONDS, call_deadline
+from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
 from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, AnalyticsError
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
-    from airflow_provider_analytics.wire.outcomes import Outcome
+    from airflow_provider_analytics.wire._outcomes import Outcome
 
 # Airflow's own defer timeout is only a backstop for a triggerer that is gone: our trigger fires at the
 # deadline itself, this long before Airflow would.

@@ -8,7 +8,7 @@ from typing import Any
 from airflow.providers.common.compat.sdk import Context
 
 from airflow_provider_analytics._jobs.executions import ExecutionJob
-from airflow_provider_analytics.operators.common import (
+from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
     task_instance_key,
@@ -16,6 +16,8 @@ from airflow_provider_analytics.operators.common import (
 )
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ExecutionLink
+
+__all__ = ["CreateWorkflowOperator", "ExecuteWorkflowOperator"]
 
 
 class ExecuteWorkflowOperator(RemoteJobOperator):
@@ -84,6 +86,6 @@ class CreateWorkflowOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage.safe_entry import lineage_for
+        from airflow_provider_analytics.lineage._safe_entry import lineage_for
 
         return lineage_for(self, task_instance, "create_workflow")

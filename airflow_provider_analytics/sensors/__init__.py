@@ -1,1 +1,3 @@
 """Sensors that wait on platform state."""
+
+__all__: list[str] = []

@@ -20,12 +20,14 @@ from airflow.providers.common.compat.sdk import (
 from airflow_provider_analytics._jobs.events import try_number_of
 from airflow_provider_analytics._jobs.syncs import SyncJob
 from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
-from airflow_provider_analytics.operators.common import HookOwner, poll_seconds, seconds, task_step
+from airflow_provider_analytics.operators._common import HookOwner, poll_seconds, seconds, task_step
 from airflow_provider_analytics.operators.errors import RemoteWaitError
 from airflow_provider_analytics.operators.waiting import read_event, started_over
+from airflow_provider_analytics.wire._ids import validate_id
+from airflow_provider_analytics.wire._times import parse_time
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.ids import validate_id
-from airflow_provider_analytics.wire.times import parse_time
+
+__all__ = ["DataSourceSyncedSensor"]
 
 # The status before the first poke: unlike any status (None included), so the first state seen is logged.
 _NOTHING_SEEN = object()

@@ -23,11 +23,11 @@ from airflow.triggers.base import TriggerEvent
 
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
-from airflow_provider_analytics.triggers.polling import PlatformPoller
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.contract import ID_PATTERN, MIN_POLL_INTERVAL, SyncStatus
+from airflow_provider_analytics.triggers._polling import PlatformPoller
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._contract import ID_PATTERN, MIN_POLL_INTERVAL, SyncStatus
+from airflow_provider_analytics.wire._times import parse_time
 from airflow_provider_analytics.wire.errors import AnalyticsError, AnalyticsInputError
-from airflow_provider_analytics.wire.times import parse_time
 
 DEFAULT_POLL_INTERVAL = 60.0
 # A poll may take its whole interval, but never less than this: a short interval must not turn a slow
@@ -39,7 +39,7 @@ STREAM_KIND = "airflow_provider_analytics.data_source_sync"
 # (AirflowRuntimeError), a broken supervisor channel (OSError, EOFError), or an ambiguous store
 # (ValueError). The watcher logs it and tries again at the next poll; anything else is a bug to see.
 STORE_ERRORS = (AirflowRuntimeError, OSError, EOFError, ValueError)
-__all__ = ["DataSourceSyncedEventTrigger", "watermark_key"]
+__all__ = ["DataSourceSyncedEventTrigger"]
 
 
 def watermark_key(analytics_conn_id: str, data_source_id: str) -> str:

@@ -19,16 +19,17 @@ from airflow_provider_analytics._jobs.base import JobKind, RemoteJob
 from airflow_provider_analytics._jobs.events import ApiErrorFields, EventStatus, api_error_fields, wait_event
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
-from airflow_provider_analytics.triggers.polling import TRANSIENT_ERRORS, PlatformPoller
-from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
-from airflow_provider_analytics.wire.deadline import call_deadline
+from airflow_provider_analytics.triggers._polling import PlatformPoller
+from airflow_provider_analytics.wire._contract import MIN_POLL_INTERVAL
+from airflow_provider_analytics.wire._deadline import call_deadline
+from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS as TRANSIENT_ERRORS  # 1.0.0 listed it here
 from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 
 # How long a kill may spend cancelling the remote work before it gives up (and logs that it did).
 ON_KILL_SECONDS = 30.0
 # The status before the first poll: unlike any status (None included), so the first state seen is logged.
 _NOTHING_SEEN = object()
-__all__ = ["TRANSIENT_ERRORS", "AnalyticsPollTrigger"]
+__all__ = ["AnalyticsPollTrigger"]
 
 
 class AnalyticsPollTrigger(BaseTrigger):

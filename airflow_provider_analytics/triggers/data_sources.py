@@ -7,6 +7,8 @@ from typing import Any
 from airflow_provider_analytics._jobs.syncs import SyncJob
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 
+__all__ = ["DataSourceSyncTrigger"]
+
 
 class DataSourceSyncTrigger(AnalyticsPollTrigger):
     """Fires when ``last_synced_at >= synced_after`` (success) or a sync failed after it (failure).

@@ -7,6 +7,8 @@ from typing import Any
 from airflow_provider_analytics._jobs.executions import ExecutionJob
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 
+__all__ = ["ExecutionTrigger"]
+
 
 class ExecutionTrigger(AnalyticsPollTrigger):
     """Fires when an execution is ``succeeded`` (success), ``failed`` or ``cancelled`` (failure).

@@ -7,6 +7,8 @@ from typing import Any
 from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 
+__all__ = ["ReportTrigger"]
+
 
 class ReportTrigger(AnalyticsPollTrigger):
     """Fires when a report is ``ready`` (success), ``failed`` or ``expired`` (failure).

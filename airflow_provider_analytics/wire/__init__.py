@@ -1,6 +1,6 @@
 """The wire layer: HTTP and the /v1 contract, with no Airflow imports.
 
-Endpoints are pure request builders (:mod:`.endpoints`); :class:`AnalyticsClient` and
+Endpoints are pure request builders (:mod:`._endpoints`); :class:`AnalyticsClient` and
 :class:`AsyncAnalyticsClient` send them with the shared retry policy and error mapping.
 
 The names below are loaded on first use (PEP 562): a DAG file that imports an operator imports a few

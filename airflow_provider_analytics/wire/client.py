@@ -1,9 +1,9 @@
 """The two clients, :class:`AnalyticsClient` (blocking) and :class:`AsyncAnalyticsClient` (asyncio).
 
-Each drives the shared retry loop of :mod:`.core`: it sends every ``Send`` step on its ``httpx`` client,
+Each drives the shared retry loop of :mod:`._core`: it sends every ``Send`` step on its ``httpx`` client,
 within the step's deadline, reads the answer's body under the size bound and sleeps every ``Sleep`` step.
 Nothing else is decided here. The two ``_run``/``_attempt`` pairs differ only by ``await``: they are the
-I/O each client does itself. The connection pools under both are built in :mod:`.transports`.
+I/O each client does itself. The connection pools under both are built in :mod:`._transports`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ from typing import Any, TypeVar
 
 import httpx
 
+from airflow_provider_analytics.wire._core import Answer, BaseAnalyticsClient, Exchange, Reply, Send, Sleep
+from airflow_provider_analytics.wire._deadline import request_deadline
+from airflow_provider_analytics.wire._endpoints import Call, PagedCall, RequestSpec
+from airflow_provider_analytics.wire._pagination import AsyncPager, SyncPager
+from airflow_provider_analytics.wire._transports import async_transports, sync_transports
 from airflow_provider_analytics.wire.config import ClientConfig
-from airflow_provider_analytics.wire.core import Answer, BaseAnalyticsClient, Exchange, Reply, Send, Sleep
-from airflow_provider_analytics.wire.deadline import request_deadline
-from airflow_provider_analytics.wire.endpoints import Call, PagedCall, RequestSpec
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
-from airflow_provider_analytics.wire.pagination import AsyncPager, SyncPager
-from airflow_provider_analytics.wire.transports import async_transports, sync_transports
+
+__all__ = ["AnalyticsClient", "AsyncAnalyticsClient"]
 
 T = TypeVar("T")
 
@@ -44,13 +46,13 @@ class AnalyticsClient(BaseAnalyticsClient):
     ) -> None:
         super().__init__(config)
         # An injected transport (a test's MockTransport) is used as it is, without environment proxies, as
-        # httpx itself does; otherwise every pool runs on the deadline backend (wire/transports.py).
+        # httpx itself does; otherwise every pool runs on the deadline backend (wire/_transports.py).
         transports = {"transport": transport} if transport is not None else sync_transports(self.pool_settings())
         self._http = httpx.Client(**transports, **self._httpx_options())
         self._sleep = sleep
 
     def call(self, call: Call[T]) -> T:
-        """Send a request built by :mod:`~airflow_provider_analytics.wire.endpoints`, with retries."""
+        """Send a request built by :mod:`~airflow_provider_analytics.wire._endpoints`, with retries."""
         return self._decode(call, self._run(self._exchange(self._http, call.spec)))
 
     def paginate(self, paged: PagedCall[T]) -> SyncPager[T]:
@@ -129,7 +131,7 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
         self._sleep = sleep
 
     async def call(self, call: Call[T]) -> T:
-        """Send a request built by :mod:`~airflow_provider_analytics.wire.endpoints`, with retries."""
+        """Send a request built by :mod:`~airflow_provider_analytics.wire._endpoints`, with retries."""
         return self._decode(call, await self._run(self._exchange(self._http, call.spec)))
 
     def paginate(self, paged: PagedCall[T]) -> AsyncPager[T]:

@@ -12,9 +12,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from airflow_provider_analytics.wire._ids import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from airflow_provider_analytics.wire.ids import validate_id
 from airflow_provider_analytics.wire.retry import RetryPolicy
+
+__all__ = ["ClientConfig"]
 
 # Seconds one attempt may take in all (the connection's ``timeout`` extra), and the most it may be set to.
 DEFAULT_TIMEOUT = 30.0

@@ -10,8 +10,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_analytics.wire.contract import HEADER_REQUEST_ID
-from airflow_provider_analytics.wire.redaction import scrub_text, scrub_value
+from airflow_provider_analytics.wire._contract import HEADER_REQUEST_ID
+from airflow_provider_analytics.wire._redaction import scrub_text, scrub_value
+
+# The exceptions, and the errors a retry may cure; the ADVICE_* texts are for the provider's own messages.
+# fmt: off
+__all__ = [
+    "TRANSIENT_ERRORS", "AnalyticsAPIError", "AnalyticsConnectionError", "AnalyticsError", "AnalyticsInputError",
+    "AnalyticsTLSError", "AnalyticsTimeoutError", "AnalyticsTransportError", "ConflictError", "DownloadIntegrityError",
+    "ForbiddenError", "GoneError", "InvalidRequestError", "NotFoundError", "PayloadTooLargeError",
+    "PreconditionFailedError", "RateLimitedError", "ResponseTooLargeError", "ServerError", "UnauthenticatedError",
+    "UnexpectedResponseError",
+]
+# fmt: on
 
 
 class AnalyticsError(Exception):
@@ -84,7 +95,7 @@ class AnalyticsAPIError(AnalyticsError):
     :param details: the error's ``details`` object (for 400/422 it names the bad fields).
     :param method: the request's method, for the message.
     :param path: the request's path, for the message.
-    :param advice: what to change in the connection (:func:`connection_advice`), when a setting is the cause.
+    :param advice: what to change in the connection (one of the ``ADVICE_*`` sentences), when a setting is the cause.
     :param connection_id: the connection the client was built from, named next to the advice.
     :param scope: where a missing resource was looked for, said after the request (``workspace 'ws_1'``).
     """
@@ -278,7 +289,7 @@ _MOST_DETAIL_PARTS = 200  # a hostile body's huge details are shown cut short ra
 
 
 def clean_text(value: object, limit: int = MAX_TEXT) -> str:
-    """Platform text made safe for one log line: tokens masked (wire/redaction.py), control characters folded,
+    """Platform text made safe for one log line: tokens masked (wire/_redaction.py), control characters folded,
     at most ``limit`` characters.
 
     :param value: what the platform sent (any JSON value).

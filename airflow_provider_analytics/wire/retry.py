@@ -8,6 +8,8 @@ import re
 import time
 from dataclasses import dataclass
 
+__all__ = ["RetryPolicy"]
+
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRIES_LIMIT = 20
 _DELTA_SECONDS = re.compile(r"[0-9]+")
@@ -30,7 +32,7 @@ class RetryPolicy:
     :param jitter: the fraction of each backoff that is randomised, so clients do not retry in lockstep.
     :param max_rate_limited_seconds: how long one request keeps being refused with 429 before it fails with
         :class:`~airflow_provider_analytics.wire.errors.RateLimitedError`. A 429 does not use up
-        ``max_retries``: the request waits its turn behind the connection's rate limiter (``throttle.py``), so
+        ``max_retries``: the request waits its turn behind the connection's rate limiter (``_throttle.py``), so
         throttling alone does not fail work; a call deadline in force (a task's ``timeout``) ends it sooner.
     """
 

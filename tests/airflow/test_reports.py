@@ -10,7 +10,7 @@ import pytest
 
 from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from tests.support.airflow_runs import RunDag
 from tests.support.fixtures import make_config

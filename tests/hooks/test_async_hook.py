@@ -6,7 +6,7 @@ import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook, AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnauthenticatedError
 from tests.support.connections import BOGUS_TOKEN, new_hook, set_json_connection, whole_text
 from tests.support.sockets import connections_to

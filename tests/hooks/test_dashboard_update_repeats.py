@@ -12,8 +12,8 @@ import pytest
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.conditional import expected_version, holds_update
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._conditional import expected_version, holds_update
 from airflow_provider_analytics.wire.errors import PreconditionFailedError
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
 
-from airflow_provider_analytics.lineage.facets import FACET_NAME, FACET_SCHEMA_URL
+from airflow_provider_analytics.lineage._facets import FACET_NAME, FACET_SCHEMA_URL
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
 from airflow_provider_analytics.operators.reports import GenerateReportOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_analytics.lineage.extract import EXTRA_CALL_TIMEOUT
-from airflow_provider_analytics.lineage.facets import FACET_NAME
+from airflow_provider_analytics.lineage._extract import EXTRA_CALL_TIMEOUT
+from airflow_provider_analytics.lineage._facets import FACET_NAME
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault

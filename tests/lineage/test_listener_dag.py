@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from airflow_provider_analytics.lineage.facets import FACET_NAME
+from airflow_provider_analytics.lineage._facets import FACET_NAME
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.lineage.openlineage_schemas import event_errors

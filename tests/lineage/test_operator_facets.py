@@ -15,7 +15,7 @@ import pytest
 from airflow.providers.common.compat.sdk import Asset
 from openlineage.client.serde import Serde
 
-from airflow_provider_analytics.lineage.facets import FACET_NAME, PRODUCER, AnalyticsRunFacet
+from airflow_provider_analytics.lineage._facets import FACET_NAME, PRODUCER, AnalyticsRunFacet
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator, UpdateDashboardOperator
 from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from airflow.providers.common.compat.sdk import TaskDeferred
 
+from airflow_provider_analytics.operators._common import task_step
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
-from airflow_provider_analytics.operators.common import task_step
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from airflow.providers.common.compat.sdk import TaskDeferred
 
-from airflow_provider_analytics.operators.common import task_instance_key
+from airflow_provider_analytics.operators._common import task_instance_key
 from airflow_provider_analytics.operators.errors import RemoteJobFailed, RequestChangedBetweenTries
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.reports import GenerateReportOperator

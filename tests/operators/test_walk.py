@@ -70,11 +70,11 @@ def test_execute_reaches_the_send_through_operator_job_hook_wire(
     walk = modules_at_the_first_send(lambda: operator().execute(make_context()))
 
     assert walk == [
-        "operators.common",  # task_step: closes the hook, keeps the result for lineage
+        "operators._common",  # task_step: closes the hook, keeps the result for lineage
         "operators.jobs",  # RemoteJobOperator: execute, the mixin's submit_job, the start's key
         description,  # the kind of work: which hook method starts it
-        "hooks.analytics",  # the hook: the request builder (wire.endpoints) and its client
-        "wire.client",  # the retry loop's driver (wire.core's exchange is a generator it drives)
-        "wire.transports",  # the deadline on every request, over httpx's transport
+        "hooks.analytics",  # the hook: the request builder (wire._endpoints) and its client
+        "wire.client",  # the retry loop's driver (wire._core's exchange is a generator it drives)
+        "wire._transports",  # the deadline on every request, over httpx's transport
     ]
     assert [r.method for r in sandbox.state.requests] == ["POST"]

@@ -10,10 +10,10 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._endpoints import Call, Page, PagedCall
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
-from airflow_provider_analytics.wire.endpoints import Call, Page, PagedCall
 from airflow_provider_analytics.wire.retry import RetryPolicy
 
 

@@ -10,11 +10,11 @@ from typing import Any
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from airflow_provider_analytics.wire.accounts import reset_rate_limiters
+from airflow_provider_analytics.wire._accounts import reset_rate_limiters
+from airflow_provider_analytics.wire._throttle import MIN_PAUSE
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import AnalyticsError
 from airflow_provider_analytics.wire.retry import RetryPolicy
-from airflow_provider_analytics.wire.throttle import MIN_PAUSE
 
 # No health check is suppressed: none fires (checked over many seeds), so a slow strategy would be noticed.
 CLIENT_SETTINGS = settings(max_examples=200, deadline=None)

@@ -27,7 +27,7 @@ if not AIRFLOW_V_3_0_PLUS:
 from airflow.triggers.base import BaseEventTrigger
 
 from airflow_provider_analytics.triggers.asset_events import DataSourceSyncedEventTrigger
-from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
+from airflow_provider_analytics.wire._contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.names import DATA_SOURCE
 from tests.support.triggers import encode_watcher_trigger, rebuilt_through_trigger_row

@@ -27,7 +27,7 @@ from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.asset_events import DataSourceSyncedEventTrigger, watermark_key
-from airflow_provider_analytics.wire.times import parse_time
+from airflow_provider_analytics.wire._times import parse_time
 from tests.support.names import DATA_SOURCE, POLL
 from tests.support.triggers import requests_to, set_connection
 from tests.triggers.watching import (

@@ -12,7 +12,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
-from airflow_provider_analytics.wire.contract import MIN_POLL_INTERVAL
+from airflow_provider_analytics.wire._contract import MIN_POLL_INTERVAL
 from tests.support.context import SLOW
 from tests.support.names import DATA_SOURCE, JSON_HEADERS, WORKFLOW
 from tests.support.triggers import execution_path, only_event, requests_to, set_connection, soon

@@ -16,8 +16,8 @@ import pytest
 
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.triggers.polling import PlatformPoller
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.triggers._polling import PlatformPoller
+from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.errors import UnauthenticatedError
 from tests.support.names import CONN_ENV, DATA_SOURCE
 from tests.support.triggers import requests_to

@@ -17,7 +17,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.errors import ForbiddenError
 from tests.support.context import SLOW
 from tests.support.names import CONN_ENV, WORKFLOW

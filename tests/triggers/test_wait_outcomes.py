@@ -8,8 +8,8 @@ from typing import Any
 import pendulum
 import pytest
 
-from airflow_provider_analytics.wire.outcomes import execution_outcome, report_outcome, sync_outcome
-from airflow_provider_analytics.wire.times import parse_time
+from airflow_provider_analytics.wire._outcomes import execution_outcome, report_outcome, sync_outcome
+from airflow_provider_analytics.wire._times import parse_time
 
 
 @pytest.mark.parametrize(

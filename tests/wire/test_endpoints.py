@@ -9,10 +9,10 @@ import pytest
 from airflow_provider_analytics import __version__
 from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.contract import EXECUTION_TERMINAL, ExecutionStatus, ReportStatus
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._contract import EXECUTION_TERMINAL, ExecutionStatus, ReportStatus
+from airflow_provider_analytics.wire._models import LayoutItem
 from airflow_provider_analytics.wire.errors import ConflictError, PreconditionFailedError
-from airflow_provider_analytics.wire.models import LayoutItem
 from tests.support.fixtures import Api, ApiFactory
 
 

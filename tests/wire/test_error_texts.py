@@ -21,7 +21,8 @@ import pytest
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._tls import transport_error
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import (
@@ -33,7 +34,6 @@ from airflow_provider_analytics.wire.errors import (
     api_error_from_response,
 )
 from airflow_provider_analytics.wire.retry import RetryPolicy
-from airflow_provider_analytics.wire.tls import transport_error
 from tests.support.connections import closed_loopback_port, set_json_connection
 from tests.support.fixtures import ApiFactory
 from tests.support.names import JSON_HEADERS

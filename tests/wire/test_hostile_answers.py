@@ -12,7 +12,8 @@ import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._pagination import SyncPager
 from airflow_provider_analytics.wire.errors import (
     AnalyticsTimeoutError,
     InvalidRequestError,
@@ -22,7 +23,6 @@ from airflow_provider_analytics.wire.errors import (
     ServerError,
     UnexpectedResponseError,
 )
-from airflow_provider_analytics.wire.pagination import SyncPager
 from airflow_provider_analytics.wire.retry import RetryPolicy
 from tests.support.fixtures import Api, ApiFactory
 from tests.support.names import JSON_HEADERS

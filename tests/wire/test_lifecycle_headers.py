@@ -14,7 +14,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 SCRIPT = textwrap.dedent(
     """
     import logging, sys
-    from airflow_provider_analytics.wire import endpoints
+    from airflow_provider_analytics.wire import _endpoints as endpoints
     from airflow_provider_analytics.wire.client import AnalyticsClient
     from airflow_provider_analytics.wire.config import ClientConfig
 

@@ -12,8 +12,8 @@ import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.calls import MAX_CURSOR_LENGTH
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._calls import MAX_CURSOR_LENGTH
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 from tests.support.fixtures import Api, make_config
@@ -65,8 +65,8 @@ FIRST, LAST = 4, PAGES - 1  # the items (one a page) at which the client's memor
 
 
 def _held_from_answers() -> tracemalloc.Snapshot:
-    """What is still allocated from parsing answers' JSON (wire/bodies.py), the listing's pages among it."""
-    return tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, "*/wire/bodies.py", all_frames=True)])
+    """What is still allocated from parsing answers' JSON (wire/_bodies.py), the listing's pages among it."""
+    return tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, "*/wire/_bodies.py", all_frames=True)])
 
 
 def _size(snapshot: tracemalloc.Snapshot) -> int:
@@ -84,7 +84,7 @@ def test_remembered_cursors_do_not_grow_with_their_length(sandbox: SandboxServer
         if index in (FIRST, LAST):
             held[index] = _held_from_answers()
 
-    tracemalloc.start(6)  # deep enough to see wire/bodies.py under json's own frames
+    tracemalloc.start(6)  # deep enough to see wire/_bodies.py under json's own frames
     try:
         if mode == "sync":
             with AnalyticsClient(config) as client:

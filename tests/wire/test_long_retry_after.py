@@ -7,7 +7,7 @@ import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.errors import RateLimitedError, ServerError
 from airflow_provider_analytics.wire.retry import VERY_LONG_RETRY_AFTER, RetryPolicy, parse_retry_after
 from tests.support.fixtures import ApiFactory

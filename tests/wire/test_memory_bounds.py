@@ -98,7 +98,7 @@ _PROGRAM = textwrap.dedent(
     import asyncio, json, os, sys
     from airflow.providers.common.compat.sdk import ObjectStoragePath  # a destination's import: before the baseline
     from airflow_provider_analytics.destinations._download import download_report_to
-    from airflow_provider_analytics.wire import endpoints
+    from airflow_provider_analytics.wire import _endpoints as endpoints
     from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
     from airflow_provider_analytics.wire.config import ClientConfig
     from airflow_provider_analytics.wire.errors import AnalyticsError

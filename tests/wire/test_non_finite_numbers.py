@@ -8,7 +8,7 @@ import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 from tests.support.fixtures import Api
 from tests.support.names import JSON_HEADERS

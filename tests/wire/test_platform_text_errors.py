@@ -8,8 +8,8 @@ import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.endpoints import STRING_ERROR_TYPE
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._endpoints import STRING_ERROR_TYPE
 from airflow_provider_analytics.wire.errors import MAX_TEXT, UnexpectedResponseError
 from tests.support.fixtures import Api
 from tests.support.names import JSON_HEADERS, WORKFLOW

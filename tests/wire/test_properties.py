@@ -24,8 +24,8 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from airflow_provider_analytics.wire.bodies import BoundedBody
-from airflow_provider_analytics.wire.download import parse_repr_digest, safe_filename
+from airflow_provider_analytics.wire._bodies import BoundedBody
+from airflow_provider_analytics.wire._download import parse_repr_digest, safe_filename
 from airflow_provider_analytics.wire.errors import (
     AnalyticsAPIError,
     AnalyticsError,
@@ -168,7 +168,7 @@ def test_raw_deflate_decodes_whatever_the_first_read_holds(data: bytes, level: i
 
     A first network read of one byte raises no error yet; the second fails, and the fallback to raw
     deflate then re-feeds only that second chunk, the first byte lost: the same body decodes or not
-    depending on where the network split it (``bodies.py``, ``BoundedBody.feed``).
+    depending on where the network split it (``_bodies.py``, ``BoundedBody.feed``).
     """
     raw = _raw_deflate(data, level)
     reader = BoundedBody("deflate", max(1, len(data)), WHAT)
@@ -322,7 +322,7 @@ def test_parse_repr_digest_is_none_32_bytes_or_an_integrity_error(text: str) -> 
     """A malformed sha-256 value must be a ``DownloadIntegrityError``.
 
     ``base64.b64decode`` raises a bare ``ValueError`` (not ``binascii.Error``) for a non-ASCII str, which
-    ``parse_repr_digest`` does not catch (``download.py``); httpx hands a Latin-1 header byte over as such
+    ``parse_repr_digest`` does not catch (``_download.py``); httpx hands a Latin-1 header byte over as such
     a character.
     """
     value = outcome(parse_repr_digest, text)

@@ -19,9 +19,9 @@ import httpx
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._endpoints import Call, Page
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
-from airflow_provider_analytics.wire.endpoints import Call, Page
 from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError
 from tests.support.properties import (
     CLIENT_SETTINGS,

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._download import DownloadedFile, ReportStream
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
-from airflow_provider_analytics.wire.download import DownloadedFile, ReportStream
 from airflow_provider_analytics.wire.errors import AnalyticsError
 from tests.support.hostile import HostileServer, Script, chunked
 from tests.support.properties import CLIENT_SETTINGS, CONFIG, async_no_sleep, most_requests, no_sleep, outcome

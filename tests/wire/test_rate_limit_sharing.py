@@ -13,10 +13,10 @@ import pytest
 from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook, AnalyticsHook
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.accounts import limiter_for
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._accounts import limiter_for
+from airflow_provider_analytics.wire._throttle import MIN_PAUSE
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.throttle import MIN_PAUSE
 from tests.support.connections import LIMITED_TOKEN
 from tests.support.fixtures import Api, ApiFactory, make_config
 from tests.support.reports import ready_report

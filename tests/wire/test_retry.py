@@ -10,12 +10,12 @@ import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._throttle import MIN_PAUSE
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import AnalyticsConnectionError, RateLimitedError, ServerError
 from airflow_provider_analytics.wire.retry import RetryPolicy, parse_retry_after
-from airflow_provider_analytics.wire.throttle import MIN_PAUSE
 from tests.support.fixtures import Api, ApiFactory
 
 # Pure policy ----------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The rate limiter of one account (wire/throttle.py), driven on a clock the test sets: no sockets, no sleeps."""
+"""The rate limiter of one account (wire/_throttle.py), driven on a clock the test sets: no sockets, no sleeps."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import tracemalloc
 
 import pytest
 
-from airflow_provider_analytics.wire.accounts import limiter_for, reset_rate_limiters
-from airflow_provider_analytics.wire.rate_headers import RateHeaders
-from airflow_provider_analytics.wire.throttle import (
+from airflow_provider_analytics.wire._accounts import limiter_for, reset_rate_limiters
+from airflow_provider_analytics.wire._rate_headers import RateHeaders
+from airflow_provider_analytics.wire._throttle import (
     MIN_PAUSE,
     MIN_RATE,
     PROBE_SECONDS,

@@ -13,8 +13,8 @@ from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperat
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
+from airflow_provider_analytics.wire._redaction import scrub_text
 from airflow_provider_analytics.wire.errors import NotFoundError, ServerError
-from airflow_provider_analytics.wire.redaction import scrub_text
 from tests.support.context import make_context
 from tests.support.names import JSON_HEADERS, POLL, WORKFLOW
 from tests.support.triggers import only_event, soon

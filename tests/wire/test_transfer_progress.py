@@ -10,9 +10,9 @@ import pytest
 
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.wire._download import ReportStream
+from airflow_provider_analytics.wire._progress import PROGRESS_INTERVAL, TransferProgress
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from airflow_provider_analytics.wire.download import ReportStream
-from airflow_provider_analytics.wire.progress import PROGRESS_INTERVAL, TransferProgress
 from tests.support.fixtures import make_config
 
 MIB = 1024 * 1024

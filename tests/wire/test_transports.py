@@ -1,4 +1,4 @@
-"""The transports under both clients (wire/transports.py): httpcore pools on the deadline backend, built from
+"""The transports under both clients (wire/_transports.py): httpcore pools on the deadline backend, built from
 public httpx and httpcore API only, answering and failing exactly as httpx's own transport does.
 
 The deadlines themselves are tested where they matter (test_trickled_headers.py, the hostile answers and
@@ -14,18 +14,18 @@ import httpcore
 import httpx
 import pytest
 
-from airflow_provider_analytics.wire import endpoints
-from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
-from airflow_provider_analytics.wire.config import ClientConfig
-from airflow_provider_analytics.wire.core import KEEPALIVE_SECONDS, BaseAnalyticsClient
-from airflow_provider_analytics.wire.tls import tls_context
-from airflow_provider_analytics.wire.transports import (
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._core import KEEPALIVE_SECONDS, BaseAnalyticsClient
+from airflow_provider_analytics.wire._tls import tls_context
+from airflow_provider_analytics.wire._transports import (
     HTTPCORE_TO_HTTPX,
     PoolSettings,
     async_transports,
     httpx_error,
     sync_transports,
 )
+from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
+from airflow_provider_analytics.wire.config import ClientConfig
 from tests.support.hostile import HostileServer, Script, json_script
 
 ERROR_PAIRS = [pytest.param(core, public, id=core.__name__) for core, public in HTTPCORE_TO_HTTPX.items()]

@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import AnalyticsTimeoutError

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire import endpoints
+from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.fixtures import Api
 

@@ -18,7 +18,7 @@ def faults_absorbed(collected: Collected) -> list[Violation]:
     """Each injected fault was absorbed: the same request (same key for a POST) later got an answer.
 
     A conditional ``PUT`` whose lost answer had been applied is refused with 412 when sent again; that answer
-    counts, as the hook then finds its update applied (``wire/conditional.py``; were it not, the task would fail
+    counts, as the hook then finds its update applied (``wire/_conditional.py``; were it not, the task would fail
     and ``every_permitted_run_succeeds`` say so).
     """
     answered: dict[tuple[str, str, str], list[float]] = defaultdict(list)

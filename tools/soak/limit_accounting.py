@@ -52,7 +52,7 @@ GAP_HANDOVER_SECONDS = 60.0
 # exception's name, or its text (``429 rate_limited on GET ...``). The throttle's own lines ("Rate limited by the
 # Analytics Platform at ...", "No longer rate limited ...") say it paces, not that anything gave up.
 GAVE_UP_ON_THE_LIMIT = (b"RateLimitedError", b"429 rate_limited")
-# The provider's log lines when a process starts and stops pacing the token (wire/throttle.py), and when a poll
+# The provider's log lines when a process starts and stops pacing the token (wire/_throttle.py), and when a poll
 # was not sent because its turn did not come before the poll's deadline (the trigger polls again later).
 THROTTLE_LINES = {"started": b"Rate limited by the Analytics Platform at", "ended": b"No longer rate limited at",
                   "poll not sent": b"for the connection's turn under the platform's rate limit"}  # fmt: skip
@@ -172,7 +172,7 @@ def limit_refusals_bounded(collected: Collected) -> list[Violation]:
 
 def nothing_gave_up_on_the_limit(collected: Collected) -> list[Violation]:
     """No try failed on a 429 and no log line (of a task, a trigger or a component) shows a request that gave up on
-    the rate limit: a 429 waits its turn (wire/throttle.py), it never fails a poll or a task. Counts the throttle's
+    the rate limit: a 429 waits its turn (wire/_throttle.py), it never fails a poll or a task. Counts the throttle's
     own log lines on the way, for the report."""
     name = "no task or trigger gave up on the rate limit"
     violations = []

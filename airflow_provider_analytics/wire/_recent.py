@@ -1,4 +1,4 @@
-"""How many answers succeeded in the last second: the rate a first refusal came at (``throttle.py``)."""
+"""How many answers succeeded in the last second: the rate a first refusal came at (``_throttle.py``)."""
 
 from __future__ import annotations
 

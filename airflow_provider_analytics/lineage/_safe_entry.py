@@ -21,7 +21,7 @@ def lineage_for(operator: Any, task_instance: Any, operation: str, *, failed: bo
     :param failed: the task failed (called from ``get_openlineage_facets_on_failure``).
     """
     try:
-        from airflow_provider_analytics.lineage import facets
+        from airflow_provider_analytics.lineage import _facets as facets
     except ImportError as exc:
         log.debug("OpenLineage is not installed (%s): no lineage for %s", exc, operator.task_id)
         return None

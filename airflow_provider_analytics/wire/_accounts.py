@@ -1,7 +1,7 @@
 """The rate limiters of this process, one per platform account (base URL and token).
 
 The contract limits requests per token, so every client of one token in a process shares one
-:class:`~airflow_provider_analytics.wire.throttle.RateLimiter` (the workspaces of one token share its limit, so
+:class:`~airflow_provider_analytics.wire._throttle.RateLimiter` (the workspaces of one token share its limit, so
 they share the limiter too). The registry holds no token: it keys by a digest.
 """
 
@@ -11,7 +11,7 @@ import hashlib
 import os
 import threading
 
-from airflow_provider_analytics.wire.throttle import RateLimiter
+from airflow_provider_analytics.wire._throttle import RateLimiter
 
 
 class _Registry:

@@ -1,7 +1,7 @@
 """The httpx transports the clients send through: httpcore connection pools on the deadline backends.
 
 httpx's own ``HTTPTransport`` offers no way to choose its pool's network backend, and the network backend is
-where :mod:`~airflow_provider_analytics.wire.deadline` bounds every connect, read and write by the request's
+where :mod:`~airflow_provider_analytics.wire._deadline` bounds every connect, read and write by the request's
 deadline. So the transports are built here from public parts only: httpcore's pools take
 ``network_backend=``, and httpx sends through any ``BaseTransport`` / ``AsyncBaseTransport``. This is what
 httpx's ``HTTPTransport`` does (request in, response and its stream out, httpcore's errors turned into httpx's),
@@ -25,7 +25,7 @@ from urllib.request import getproxies
 import httpcore
 import httpx
 
-from airflow_provider_analytics.wire.deadline import ASYNC_DEADLINE_BACKEND, DEADLINE_BACKEND
+from airflow_provider_analytics.wire._deadline import ASYNC_DEADLINE_BACKEND, DEADLINE_BACKEND
 
 # httpcore's exceptions and httpx's public ones for them (the table httpx's HTTPTransport keeps). A subclass
 # maps to the entry of its nearest listed ancestor (see httpx_error), so a ConnectTimeout never becomes a
@@ -100,7 +100,7 @@ def httpcore_request(request: httpx.Request) -> httpcore.Request:
 class PoolSettings:
     """What every connection pool of one client is built with.
 
-    :param ssl_context: the shared TLS context (:mod:`~airflow_provider_analytics.wire.tls`).
+    :param ssl_context: the shared TLS context (:mod:`~airflow_provider_analytics.wire._tls`).
     :param limits: connection counts and keep-alive.
     """
 

@@ -21,10 +21,10 @@ octokit's throttling plugin queues all requests of a token behind one limiter:
 
 One line is logged when an account becomes throttled and one when it recovers; each refused request is
 logged at DEBUG. The limiter keeps no memory per request: a turn is a number, the counts are integers, and
-the send times of the last second are at most SENT_LOG_MAX floats. ``accounts.py`` keeps one limiter per account.
+the send times of the last second are at most SENT_LOG_MAX floats. ``_accounts.py`` keeps one limiter per account.
 All methods are cheap and non-blocking, so the async client calls them on its event loop; a lock makes
 them safe for the threads of a sync client. Times are :func:`time.monotonic` seconds, given by the caller
-(the retry loop in ``core.py`` passes a clock that also advances by the sleeps it asked for).
+(the retry loop in ``_core.py`` passes a clock that also advances by the sleeps it asked for).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_analytics.wire.rate_headers import RateHeaders
-from airflow_provider_analytics.wire.recent import LastSecondCount
+from airflow_provider_analytics.wire._rate_headers import RateHeaders
+from airflow_provider_analytics.wire._recent import LastSecondCount
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 

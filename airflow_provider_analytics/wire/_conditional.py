@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_analytics.wire.calls import RequestSpec
+from airflow_provider_analytics.wire._calls import RequestSpec
 
 __all__ = ["expected_version", "holds_update"]
 
@@ -21,7 +21,7 @@ __all__ = ["expected_version", "holds_update"]
 def expected_version(update: RequestSpec) -> int | None:
     """The version an update's ``If-Match`` names; ``None`` for an unconditional update.
 
-    :param update: the ``PUT`` as built by :mod:`~airflow_provider_analytics.wire.endpoints`.
+    :param update: the ``PUT`` as built by :mod:`~airflow_provider_analytics.wire._endpoints`.
     """
     header = update.headers.get("If-Match", "")
     digits = header.strip('"')

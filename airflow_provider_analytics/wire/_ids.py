@@ -6,7 +6,7 @@ file is parsed, and must not import the request builders to do so.
 
 from __future__ import annotations
 
-from airflow_provider_analytics.wire.contract import ID_PATTERN, MAX_PAGE_SIZE
+from airflow_provider_analytics.wire._contract import ID_PATTERN, MAX_PAGE_SIZE
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 __all__ = ["validate_id", "validate_page_size"]

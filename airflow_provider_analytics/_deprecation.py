@@ -1,4 +1,8 @@
-"""Names that moved to another module, still importable from the old one for a release, with a warning.
+"""Names and modules that moved, still importable from the old path for a release, with a warning (internal).
+
+``moved``/``moved_names`` answer for some names of a module that stays; ``moved_module`` for every name of a
+module that became another (``wire/endpoints.py`` is ``wire/_endpoints.py``: the old file keeps only a
+``__getattr__``).
 
 The warning is a plain ``DeprecationWarning``: Airflow's ``AirflowProviderDeprecationWarning`` lives in
 Airflow core's ``airflow.exceptions``, which common-compat does not bridge and a task-SDK-only worker may lack;
@@ -12,7 +16,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["moved", "moved_names"]
+__all__ = ["moved", "moved_module", "moved_names"]
 
 
 def moved_names(
@@ -49,5 +53,30 @@ def moved(module: str, homes: Mapping[str, str], removal: str = "2.0.0") -> Call
             stacklevel=2,
         )
         return getattr(importlib.import_module(home), new)
+
+    return __getattr__
+
+
+def moved_module(old: str, new: str, removal: str = "2.0.0") -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) for a module that moved as a whole: every name of ``new``, with a warning.
+
+    Dunder names (``__path__``, ``__wrapped__``, ...) are the old module's own and never forwarded; any other
+    name ``new`` lacks raises ``AttributeError`` as before, with no warning.
+
+    :param old: the old module's ``__name__``.
+    :param new: the module's name now.
+    :param removal: the release that removes the old module.
+    """
+
+    def __getattr__(name: str) -> Any:
+        home = None if name.startswith("__") and name.endswith("__") else importlib.import_module(new)
+        if home is None or not hasattr(home, name):
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        warnings.warn(
+            f"importing {name} from {old} is deprecated and stops working in {removal}; import it from {new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(home, name)
 
     return __getattr__

@@ -1,4 +1,4 @@
-"""The ``X-RateLimit-*`` headers of an answer, checked before the rate limiter (``throttle.py``) believes them.
+"""The ``X-RateLimit-*`` headers of an answer, checked before the rate limiter (``_throttle.py``) believes them.
 
 The contract (section 3) says an answer may carry the requests allowed in the current window, those left in it,
 and the epoch second it resets; a platform may send none, and a broken or hostile one may send anything. Values

@@ -1,0 +1,108 @@
+"""The shapes every endpoint builder produces and every client sends: requests, calls, pages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, cast
+
+from airflow_provider_analytics.wire._contract import HEADER_IDEMPOTENCY_KEY
+from airflow_provider_analytics.wire.errors import UnexpectedResponseError
+
+T = TypeVar("T")
+# The longest next_cursor a listing follows. Real cursors are tens to hundreds of characters; this one, at up to
+# 4 UTF-8 bytes a character percent-encoded to 12, is at most 48 KiB of query, under httpx's 64 KiB cap on a URL
+# component (past it httpx raises its own InvalidURL, outside the provider's exceptions). A longer cursor is a
+# broken or hostile platform, refused before a request is built.
+MAX_CURSOR_LENGTH = 4096
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """What to send. ``route`` is the path template (used to log deprecations once per route)."""
+
+    method: str
+    path: str
+    route: str
+    params: Mapping[str, str | int] | None = None
+    json_body: Any = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def idempotent(self) -> bool:
+        """Whether sending this request twice cannot do the work twice."""
+        return self.method in ("GET", "PUT", "DELETE") or HEADER_IDEMPOTENCY_KEY in self.headers
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """A request and the parser of its successful JSON answer."""
+
+    spec: RequestSpec
+    parse: Callable[[Any], T]
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a list: its items, the cursor of the next page and the whole body."""
+
+    items: list[T]
+    next_cursor: str | None
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PagedCall(Generic[T]):
+    """A cursor-paginated list; :meth:`page` builds the call for one page.
+
+    ``check`` validates what else a page carries (chart data pages carry ``columns``).
+    """
+
+    route: str
+    path: str
+    page_size: int
+    check: Callable[[dict[str, Any]], None] | None = None
+
+    def page(self, cursor: str | None) -> Call[Page[T]]:
+        """Build the call that fetches the page at ``cursor`` (``None`` for the first)."""
+        params: dict[str, str | int] = {"limit": self.page_size}
+        if cursor is not None:
+            params["cursor"] = _sendable_cursor(cursor, self.path)
+        spec = RequestSpec("GET", self.path, self.route, params=params)
+        return Call(spec, self._parse_page)
+
+    def _parse_page(self, body: Any) -> Page[T]:
+        document = expect_object(body)
+        items = document.get("data")
+        cursor = document.get("next_cursor")
+        if not isinstance(items, list):
+            raise UnexpectedResponseError("the platform answered a page without a 'data' list")
+        if not (cursor is None or isinstance(cursor, str)):
+            raise UnexpectedResponseError(
+                f"the page's next_cursor must be a string or null, not {type(cursor).__name__}"
+            )
+        if self.check is not None:
+            self.check(document)
+        return Page(cast("list[T]", items), cursor or None, document)
+
+
+def _sendable_cursor(cursor: str, path: str) -> str:
+    """``cursor`` when a request URL can carry it, else :class:`UnexpectedResponseError` naming the listing."""
+    problem = None
+    if len(cursor) > MAX_CURSOR_LENGTH:
+        problem = f"is {len(cursor)} characters long, over the {MAX_CURSOR_LENGTH} a request URL can carry"
+    elif not cursor.isascii():
+        try:
+            cursor.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: JSON lets "\ud800" through, UTF-8 cannot encode it
+            problem = f"({len(cursor)} characters) is not valid text and cannot be sent"
+    if problem is not None:
+        raise UnexpectedResponseError(f"GET {path}: the platform's next_cursor {problem}; stopped reading the listing")
+    return cursor
+
+
+def expect_object(body: Any) -> dict[str, Any]:
+    """The body as a JSON object, or :class:`UnexpectedResponseError`."""
+    if not isinstance(body, dict):
+        raise UnexpectedResponseError(f"expected a JSON object, got {type(body).__name__}")
+    return body
