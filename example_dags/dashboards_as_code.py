@@ -22,6 +22,9 @@ with DAG(
     schedule="@daily",
     start_date=datetime(2026, 11, 1),
     catchup=False,
+    # One run at a time: the platform does not keep names unique, so two runs that both find no dashboard (or
+    # chart) by its name would both create one, and the next run would refuse to guess between them.
+    max_active_runs=1,
     tags=["analytics", "example"],
 ):
     # [START howto_operator_analytics_create_chart]
