@@ -185,6 +185,9 @@ class Collected:
     log_files: list[Path]
     tokens: list[str]
     triggerer_stops: list[tuple[float, float]]  # when each stop was signalled, and when the process was gone
+    # When a Celery worker was killed or the scheduler restarted (epoch seconds): a worker-side wait whose worker
+    # died is answered again only once the scheduler has retried it, which a scheduler restart delays.
+    task_handovers: list[float] = field(default_factory=list)
     # (run id, task id) -> the earlier tries that failed, with the error each ended on
     failed_tries: dict[tuple[str, str], list[tuple[int, str]]] = field(default_factory=dict)
     limit: LimitRecord = field(default_factory=LimitRecord)  # the limited phase

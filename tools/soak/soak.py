@@ -175,6 +175,7 @@ def collect(deployment: SoakDeployment, operations: Operations, limit: LimitReco
         exports=deployment.c.exports, s3_objects=objects, s3_open_uploads=uploads,
         log_files=[path for path in deployment.c.logs.rglob("*") if path.is_file()],
         tokens=list(deployment.tokens), triggerer_stops=list(operations.record.triggerer_stops),
+        task_handovers=[at for at, name, _ in operations.record.done if "worker" in name or "scheduler" in name],
         failed_tries={(ti["dag_run_id"], ti["task_id"]): deployment.failed_tries(ti) for ti in tis
                       if int(ti["try_number"] or 0) > 1 or ti["state"] == "failed"},
         limit=limit, load=load, poll_seconds=deployment.plan.poll_seconds,
