@@ -13,24 +13,31 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["moved", "moved_module", "moved_names"]
 
 
-def moved_names(
-    module: str, home: str, names: Iterable[str] | Mapping[str, str], removal: str = "2.0.0"
-) -> Callable[[str], Any]:
-    """A module ``__getattr__`` (PEP 562) that answers for names moved to ``home``, warning on each lookup.
+def moved_names(module: str, home: str, removal: str = "2.0.0") -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) that answers for the names in ``home.__all__``, warning on each lookup.
+
+    ``home`` is imported on such a lookup only: the old module may be on the DAG-parse path (operator modules
+    forward the task failures their names used to export), and the import system's own lookups (``__path__``)
+    never import it.
 
     :param module: the old module's ``__name__``.
-    :param home: the module that defines the names now.
-    :param names: the names that moved; a mapping gives each old name its new one (a rename).
+    :param home: the module that defines the names now, under the same names (:func:`moved` renames).
     :param removal: the release that removes them from the old module.
     """
-    renames = dict(names) if isinstance(names, Mapping) else {name: name for name in names}
-    return moved(module, {old: f"{home}:{new}" for old, new in renames.items()}, removal)
+
+    def __getattr__(name: str) -> Any:
+        if not (name.startswith("__") and name.endswith("__")):
+            if name in getattr(importlib.import_module(home), "__all__", ()):
+                return _forward(module, name, home, name, removal)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 def moved(module: str, homes: Mapping[str, str], removal: str = "2.0.0") -> Callable[[str], Any]:
@@ -46,15 +53,20 @@ def moved(module: str, homes: Mapping[str, str], removal: str = "2.0.0") -> Call
         if name not in where:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         home, _, new = where[name].partition(":")
-        target = home if new == name else f"{home} (as {new})"
-        warnings.warn(
-            f"importing {name} from {module} is deprecated and stops working in {removal}; import it from {target}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(home), new)
+        return _forward(module, name, home, new, removal)
 
     return __getattr__
+
+
+def _forward(module: str, name: str, home: str, new: str, removal: str) -> Any:
+    """Warn that ``module.name`` moved to ``home.new`` (pointing at the importing line), and return it."""
+    target = home if new == name else f"{home} (as {new})"
+    warnings.warn(
+        f"importing {name} from {module} is deprecated and stops working in {removal}; import it from {target}",
+        DeprecationWarning,
+        stacklevel=3,  # this function, the module's __getattr__, then the line that imports the old name
+    )
+    return getattr(importlib.import_module(home), new)
 
 
 def moved_module(old: str, new: str, removal: str = "2.0.0") -> Callable[[str], Any]:

@@ -155,3 +155,39 @@ def test_the_sending_path_is_imported_on_first_use() -> None:
     )
     completed = run_without_connection([sys.executable, "-c", probe])
     assert printed_result(completed.stdout) == ["AnalyticsAsyncHook", "AnalyticsClient", "RetryPolicy"]
+
+
+# What a DAG file with the hook, the two job operators and the sensor loads of this provider (the set `make bench`
+# times next to peer providers): the classes and what their definitions need, no more. The client, its errors,
+# the contract's tables, the event contract and lineage are imported when a task runs (CONTRIBUTING.md, "The
+# DAG-parse path"). A module that joins this list costs every DAG file a few hundred microseconds at every parse.
+PARSE_PATH_ENTRIES = [
+    "airflow_provider_analytics.hooks.analytics",
+    "airflow_provider_analytics.operators.workflows",
+    "airflow_provider_analytics.operators.reports",
+    "airflow_provider_analytics.sensors.data_sources",
+]
+PARSE_PATH = [
+    "airflow_provider_analytics._deprecation",
+    "airflow_provider_analytics._jobs",
+    "airflow_provider_analytics._jobs.base",
+    "airflow_provider_analytics._jobs.executions",
+    "airflow_provider_analytics._jobs.reports",
+    "airflow_provider_analytics.hooks",
+    "airflow_provider_analytics.hooks.analytics",
+    "airflow_provider_analytics.hooks.base",
+    "airflow_provider_analytics.operators",
+    "airflow_provider_analytics.operators._common",
+    "airflow_provider_analytics.operators.jobs",
+    "airflow_provider_analytics.operators.links",
+    "airflow_provider_analytics.operators.reports",
+    "airflow_provider_analytics.operators.waiting",
+    "airflow_provider_analytics.operators.workflows",
+    "airflow_provider_analytics.sensors",
+    "airflow_provider_analytics.sensors.data_sources",
+]
+
+
+def test_a_dag_file_loads_only_the_parse_path() -> None:
+    seen = _imports(PARSE_PATH_ENTRIES, ["airflow_provider_analytics"])
+    assert sorted(name for name in seen[PARSE_PATH_ENTRIES[-1]] if name != "airflow_provider_analytics") == PARSE_PATH

@@ -7,8 +7,12 @@ what of it a retry keeps (``task_state_store``, XCom) and where it is in the pla
 
 A description knows no client: :meth:`RemoteJob.fetch` and :meth:`RemoteJob.cancel` build
 :class:`~airflow_provider_analytics.wire._calls.Call` objects that either client sends, so the worker's loop, the
-sensor's poke and the trigger's loop send the very same requests. It imports nothing heavy: operator modules
-name their kind at DAG parse time.
+sensor's poke and the trigger's loop send the very same requests.
+
+Operator modules name their kind at DAG parse time, so a description is cheap to define: it imports nothing
+heavy, and it is a plain class with ``__slots__`` rather than a dataclass (a frozen dataclass costs about a
+millisecond to define, paid at every parse of every DAG file). A description is a value: equal, hashed and
+shown by its :attr:`~RemoteJob.target`, and read-only once made.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ __all__ = ["JobKind", "RemoteJob", "StartableJob"]
 
 class RemoteJob(ABC):
     """One piece of platform work to wait for, as plain data plus the requests that read and stop it."""
+
+    __slots__ = ()
 
     kind: ClassVar[JobKind]
     # The trigger that waits for this kind of work, as a class path: imported only when a task defers, and
@@ -67,6 +73,25 @@ class RemoteJob(ABC):
         """The request that stops the work; ``None`` when this kind cannot be cancelled."""
         return None
 
+    # A value, named by its target --------------------------------------------------------------------
+
+    def _set(self, **ids: Any) -> None:
+        """Set the description's fields, once, from its ``__init__`` (afterwards they are read-only)."""
+        for name, value in ids.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only: make a new one instead of setting {name}")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.target == self.target
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(self.target.items())))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{key}={value!r}' for key, value in self.target.items())})"
+
     @abstractmethod
     def describe(self) -> str:
         """How logs and messages name the work, for the task and its trigger alike."""
@@ -87,6 +112,8 @@ class StartableJob(RemoteJob):
 
     Its verdict depends on its status alone (Airflow 3.3's ``ResumableJobMixin`` judges a status string).
     """
+
+    __slots__ = ()
 
     # The work in messages: "execution", "report".
     noun: ClassVar[str]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics._jobs.base import StartableJob
@@ -15,7 +14,6 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.wire._outcomes import Outcome
 
 
-@dataclass(frozen=True)
 class ExecutionJob(StartableJob):
     """An execution of a workflow: ``succeeded`` is success; ``failed`` and ``cancelled`` are failures.
 
@@ -32,8 +30,12 @@ class ExecutionJob(StartableJob):
     start_arguments = ("workflow_id", "inputs")
     mapping_arguments = ("inputs",)
     status_phrases = {"succeeded": "succeeded", "failed": "failed", "cancelled": "was cancelled"}
+    __slots__ = ("execution_id", "workflow_id")
     workflow_id: str
     execution_id: str
+
+    def __init__(self, workflow_id: str, execution_id: str) -> None:
+        self._set(workflow_id=workflow_id, execution_id=execution_id)
 
     @property
     def target(self) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics._jobs.base import StartableJob
@@ -15,7 +14,6 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.wire._outcomes import Outcome
 
 
-@dataclass(frozen=True)
 class ReportJob(StartableJob):
     """A report being generated: ``ready`` is success; ``failed`` and ``expired`` are failures.
 
@@ -31,7 +29,11 @@ class ReportJob(StartableJob):
     start_arguments = ("dashboard_ids", "format", "name", "parameters")
     mapping_arguments = ("parameters",)
     status_phrases = {"generating": "is being generated", "failed": "failed", "expired": "expired"}
+    __slots__ = ("report_id",)
     report_id: str
+
+    def __init__(self, report_id: str) -> None:
+        self._set(report_id=report_id)
 
     @property
     def target(self) -> dict[str, Any]:

@@ -6,13 +6,10 @@ A sync cannot be cancelled: the platform runs it on its own schedule, the task o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics._jobs.base import RemoteJob
-from airflow_provider_analytics.wire._times import parse_time
-from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.wire._calls import Call
@@ -27,7 +24,6 @@ _WAITING_PHRASES = {
 }
 
 
-@dataclass(frozen=True)
 class SyncJob(RemoteJob):
     """Fresh data: success once ``last_synced_at >= synced_after``; failure for a sync failed after it.
 
@@ -39,18 +35,25 @@ class SyncJob(RemoteJob):
 
     kind = "sync"
     trigger_path = "airflow_provider_analytics.triggers.data_sources.DataSourceSyncTrigger"
+    __slots__ = ("data_source_id", "fail_on_sync_failure", "synced_after", "threshold")
     data_source_id: str
     synced_after: str
-    fail_on_sync_failure: bool = True
-    threshold: datetime = field(init=False, repr=False, compare=False)
+    fail_on_sync_failure: bool
+    threshold: datetime  # synced_after, parsed (not part of the target: the same time in other words)
 
-    def __post_init__(self) -> None:
-        parsed = parse_time(self.synced_after)
-        if parsed is None:
-            raise AnalyticsInputError(
-                f"synced_after must be an ISO 8601 time with an offset, got {self.synced_after!r}"
-            )
-        object.__setattr__(self, "threshold", parsed)  # frozen: set once, here
+    def __init__(self, data_source_id: str, synced_after: str, fail_on_sync_failure: bool = True) -> None:
+        from airflow_provider_analytics.wire._times import parse_time
+        from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+        threshold = parse_time(synced_after)
+        if threshold is None:
+            raise AnalyticsInputError(f"synced_after must be an ISO 8601 time with an offset, got {synced_after!r}")
+        self._set(
+            data_source_id=data_source_id,
+            synced_after=synced_after,
+            fail_on_sync_failure=fail_on_sync_failure,
+            threshold=threshold,
+        )
 
     @property
     def target(self) -> dict[str, Any]:

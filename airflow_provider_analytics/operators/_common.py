@@ -1,4 +1,9 @@
-"""What every operator here shares: the connection id, the lazily built hook, durations, stable keys."""
+"""What every operator here shares: the connection id, the lazily built hook, durations, stable keys.
+
+Every DAG file that uses an operator imports this module, and Airflow parses DAG files again and again: at
+module level it imports only what its classes' definitions need. The client, its errors and lineage are
+imported where they are used, when a task runs (CONTRIBUTING.md, "The DAG-parse path").
+"""
 
 from __future__ import annotations
 
@@ -12,23 +17,29 @@ from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
-from airflow.providers.common.compat.sdk import BaseOperator, Context
+from airflow.providers.common.compat.sdk import BaseOperator
 
-from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID, AnalyticsHook
-from airflow_provider_analytics.lineage._recording import RESULT, keep
-from airflow_provider_analytics.operators.errors import FinalFailure, why_final
-from airflow_provider_analytics.operators.links import AnalyticsLink
-from airflow_provider_analytics.version_compat import link_xcom_key
-from airflow_provider_analytics.wire._contract import MIN_POLL_INTERVAL
-from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnauthenticatedError
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+    from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+    from airflow_provider_analytics.operators.links import AnalyticsLink
     from airflow_provider_analytics.wire._calls import Call
+    from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 S = TypeVar("S")
 T = TypeVar("T")
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def _input_error(message: str) -> AnalyticsInputError:
+    """The error for a bad argument; the client's errors are imported only when one is raised."""
+    from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+    return AnalyticsInputError(message)
 
 
 def seconds(value: float | int | timedelta | None, what: str, *, allow_none: bool = True) -> float | None:
@@ -41,11 +52,11 @@ def seconds(value: float | int | timedelta | None, what: str, *, allow_none: boo
     if value is None:
         if allow_none:
             return None
-        raise AnalyticsInputError(f"{what} is required (seconds or a timedelta)")
+        raise _input_error(f"{what} is required (seconds or a timedelta)")
     if isinstance(value, timedelta):
         value = value.total_seconds()
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise AnalyticsInputError(f"{what} must be a positive number of seconds or a timedelta, got {value!r}")
+        raise _input_error(f"{what} must be a positive number of seconds or a timedelta, got {value!r}")
     return float(value)
 
 
@@ -70,12 +81,12 @@ def check_templated(value: object, what: str, shape: Literal["mapping", "list"] 
     if value is None or isinstance(value, types):
         return
     if isinstance(value, str):  # the value itself is not shown: templated fields may carry secrets
-        raise AnalyticsInputError(
+        raise _input_error(
             f"{what} must be {noun}, got str: a template renders to a string unless the DAG sets "
             f'render_template_as_native_obj=True. Set it on the DAG so that {what}="{{{{ params.{what} }}}}" or '
             f"\"{{{{ dag_run.conf.get('{what}', ...) }}}}\" renders to {noun}, or pass {noun} itself"
         )
-    raise AnalyticsInputError(f"{what} must be {noun}, got {type(value).__name__}")
+    raise _input_error(f"{what} must be {noun}, got {type(value).__name__}")
 
 
 def poll_seconds(value: float | int | timedelta, what: str = "poll_interval") -> float:
@@ -84,9 +95,11 @@ def poll_seconds(value: float | int | timedelta, what: str = "poll_interval") ->
     :param value: the interval, in seconds or as a ``timedelta``.
     :param what: the parameter's name, for the message.
     """
+    from airflow_provider_analytics.wire._contract import MIN_POLL_INTERVAL
+
     interval = seconds(value, what, allow_none=False)
     if interval is None or interval < MIN_POLL_INTERVAL:
-        raise AnalyticsInputError(f"{what} must be at least {MIN_POLL_INTERVAL:g} s, got {value!r}")
+        raise _input_error(f"{what} must be at least {MIN_POLL_INTERVAL:g} s, got {value!r}")
     return interval
 
 
@@ -118,6 +131,9 @@ def task_step(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S,
 
     @functools.wraps(method)
     def run(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        from airflow_provider_analytics.lineage._recording import RESULT, keep
+        from airflow_provider_analytics.operators.errors import FinalFailure, why_final
+
         try:
             result = method(self, *args, **kwargs)
             keep(self, RESULT, result)
@@ -147,6 +163,8 @@ class HookOwner:
     @cached_property
     def hook(self) -> AnalyticsHook:
         """The hook for ``analytics_conn_id``."""
+        from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+
         return AnalyticsHook(analytics_conn_id=self.analytics_conn_id)  # type: ignore[attr-defined]
 
     def read(self, call: Call[T]) -> T:
@@ -158,6 +176,8 @@ class HookOwner:
 
         :param call: the request, from the work's description (``_jobs/<kind>.py``).
         """
+        from airflow_provider_analytics.wire.errors import UnauthenticatedError
+
         try:
             return self.hook.client.call(call)
         except UnauthenticatedError:
@@ -195,6 +215,8 @@ class AnalyticsBaseOperator(HookOwner, BaseOperator):
         :param link: the link's class.
         :param path: the page in the platform UI.
         """
+        from airflow_provider_analytics.version_compat import link_xcom_key
+
         url = self.ui_link(path)
         link.persist(context, url)
         self.pushed_links = {**(self.pushed_links or {}), link_xcom_key(link()): url or ""}

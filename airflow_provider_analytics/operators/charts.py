@@ -8,20 +8,19 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar
 
-from airflow.providers.common.compat.sdk import Context
-
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
     task_instance_key,
     task_step,
 )
-from airflow_provider_analytics.wire._ids import validate_id, validate_page_size
-from airflow_provider_analytics.wire._progress import PROGRESS_INTERVAL, TransferProgress
-from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire._progress import PROGRESS_INTERVAL
 
 if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
     from airflow_provider_analytics.wire._pagination import ChartRows
+    from airflow_provider_analytics.wire._progress import TransferProgress
 
 __all__ = ["CreateChartOperator", "GetChartDataOperator"]
 
@@ -65,6 +64,8 @@ class CreateChartOperator(AnalyticsBaseOperator):
 
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
+        from airflow_provider_analytics.wire._ids import validate_id  # when the task runs, not at parse time
+
         validate_id(self.data_source_id, "data_source_id")
         check_templated(self.options, "options")
         if self.reuse_existing:
@@ -135,6 +136,10 @@ class GetChartDataOperator(AnalyticsBaseOperator):
 
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
+        from airflow_provider_analytics.wire._ids import validate_id, validate_page_size
+        from airflow_provider_analytics.wire._progress import TransferProgress
+        from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
         validate_id(self.chart_id, "chart_id")
         validate_page_size(self.page_size)
         if self.file_format not in FILE_FORMATS:
@@ -158,6 +163,8 @@ class GetChartDataOperator(AnalyticsBaseOperator):
         return {"uri": str(where.path), "rows": count, "columns": rows.columns or [], "format": self.file_format}
 
     def _to_xcom(self) -> dict[str, Any]:
+        from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
         rows = self.hook.iter_chart_data(self.chart_id, self.page_size)
         collected: list[list[Any]] = []
         for row in rows:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow.providers.common.compat.sdk import Context
-
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
@@ -14,9 +12,10 @@ from airflow_provider_analytics.operators._common import (
     task_step,
 )
 from airflow_provider_analytics.operators.links import DashboardLink
-from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
     from airflow_provider_analytics.wire._models import LayoutItem
 
 __all__ = ["CreateDashboardOperator", "UpdateDashboardOperator"]
@@ -85,6 +84,7 @@ class CreateDashboardOperator(_DashboardOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
         from airflow_provider_analytics.wire import _endpoints as endpoints  # when the task runs, not at parse time
+        from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
         self._check_templated()
         endpoints.create_dashboard(self.name, self.description, self.tags, self.layout)  # validates, sends nothing

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from airflow.providers.common.compat.sdk import Context
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
@@ -13,6 +11,9 @@ from airflow_provider_analytics.operators._common import (
     task_instance_key,
     task_step,
 )
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
 
 __all__ = ["ConnectDataSourceOperator"]
 

@@ -10,17 +10,18 @@
 Each is an ``AirflowException``, so Airflow retries the task as for any other failure, unless a retry cannot
 change the answer: :func:`why_final` says when, and the operators then raise :class:`FinalFailure` (an
 ``AirflowFailException``: the task fails without using its retries) from the error. The operators and the
-sensor import this module at DAG parse time; it imports nothing heavy.
+sensor import this module at DAG parse time, so it imports the client's errors only where it reads them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
 
-from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError, AnalyticsInputError, ConflictError
+if TYPE_CHECKING:
+    from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 
 __all__ = [
     "FinalFailure",
@@ -142,6 +143,8 @@ def why_final(error: BaseException, *, failed_work_is_final: bool = False) -> st
     :param failed_work_is_final: the task waits for work it did not start (a download of a report), so work
         that ended in failure stays failed for every retry.
     """
+    from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsInputError
+
     if isinstance(error, FinalFailure):
         return None
     if isinstance(error, AnalyticsInputError):

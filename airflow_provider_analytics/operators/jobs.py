@@ -18,22 +18,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
-from airflow.providers.common.compat.sdk import Context, ResumableJobMixin, conf
+from airflow.providers.common.compat.sdk import ResumableJobMixin, conf
 
 from airflow_provider_analytics._deprecation import moved_names
-from airflow_provider_analytics._jobs.base import RemoteJob, StartableJob
-from airflow_provider_analytics.lineage._recording import STARTED, keep
-from airflow_provider_analytics.operators import errors
 from airflow_provider_analytics.operators._common import check_templated, task_instance_key, task_step
-from airflow_provider_analytics.operators.links import AnalyticsLink
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, TaskTry, started_over
-from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+    from airflow_provider_analytics._jobs.base import RemoteJob, StartableJob
 
 __all__ = ["RemoteJobOperator"]
 # The failures are defined in operators/errors.py, their one home; importing them from here warns until 2.0.0.
-__getattr__ = moved_names(__name__, errors.__name__, errors.__all__)
+__getattr__ = moved_names(__name__, "airflow_provider_analytics.operators.errors")
 
 
 class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
@@ -146,6 +146,9 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def _start(self, context: Context, previous: Any) -> Mapping[str, Any]:
         """Start (or, within 24 hours of the first use of its key, replay) the link after ``previous``."""
+        from airflow_provider_analytics.operators import errors
+        from airflow_provider_analytics.wire.errors import ConflictError
+
         key = task_instance_key(context, self.job.kind, previous)
         try:
             return self.job.start(self.hook, key, **self.start_arguments())
@@ -253,6 +256,9 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def _publish_once(self, context: Context, work: StartableJob) -> None:
         """Push the work's id and link (the start and the wait each get the id: push once), keep it for lineage."""
+        from airflow_provider_analytics.lineage._recording import STARTED, keep
+        from airflow_provider_analytics.operators.links import AnalyticsLink
+
         task_try = self._current_try()
         if task_try.published == work:
             return
@@ -270,6 +276,8 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         return dict(resource)
 
     def failed(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
+        from airflow_provider_analytics.operators import errors
+
         if self._try is not None and self._try.killed:
             raise errors.RemoteJobFailed(
                 f"the task was killed; {work.describe()} was cancelled"
@@ -280,10 +288,14 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def give_up(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
         """Cancel the work (with ``cancel_on_kill``), then fail the task for its timeout."""
+        from airflow_provider_analytics.operators import errors
+
         cancelled = self.cancel_on_kill and self._cancel_quietly(work)
         raise errors.RemoteJobTimeout(self.timeout_message(work, resource, cancelled=cancelled))
 
     def _cancel_quietly(self, work: RemoteJob) -> bool:
+        from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
+
         cancel = work.cancel()
         if cancel is None:
             return False

@@ -6,11 +6,12 @@ The Airflow UI shows them on the task instance's Details tab (Airflow 3) or in i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from airflow.providers.common.compat.sdk import BaseOperatorLink, Context
+from airflow.providers.common.compat.sdk import BaseOperatorLink
 
-from airflow_provider_analytics.version_compat import link_url, link_xcom_key
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
 
 __all__ = ["AnalyticsLink", "DashboardLink", "ExecutionLink", "ReportLink"]
 
@@ -33,6 +34,8 @@ class AnalyticsLink(BaseOperatorLink):
         :param operator: the task (live in the task's process; deserialized in the UI).
         :param ti_key: the task instance (key) Airflow asks for.
         """
+        from airflow_provider_analytics.version_compat import link_url, link_xcom_key  # not at DAG parse time
+
         key = link_xcom_key(self)
         pushed = getattr(operator, "pushed_links", None)
         if isinstance(pushed, Mapping):
@@ -42,6 +45,8 @@ class AnalyticsLink(BaseOperatorLink):
     @classmethod
     def persist(cls, context: Context, url: str | None) -> None:
         """Push ``url`` so the UI shows the link (nothing when the connection has no ``ui_url``)."""
+        from airflow_provider_analytics.version_compat import link_xcom_key
+
         if url:
             context["ti"].xcom_push(key=link_xcom_key(cls()), value=url)
 

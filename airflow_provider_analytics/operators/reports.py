@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from airflow.providers.common.compat.sdk import Asset, Context, conf
+from airflow.providers.common.compat.sdk import conf
 
-from airflow_provider_analytics._jobs.base import RemoteJob
 from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics.operators._common import task_step
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, started_over
-from airflow_provider_analytics.wire._ids import validate_id
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+    from airflow_provider_analytics._jobs.base import RemoteJob
 
 __all__ = ["DownloadReportOperator", "GenerateReportOperator"]
 
@@ -102,7 +105,8 @@ class DownloadReportOperator(RemoteWaitOperator):
 
     @task_step
     def execute(self, context: Context) -> str:
-        from airflow_provider_analytics.destinations._target import Destination, refuse_existing  # not at parse time
+        from airflow_provider_analytics.destinations._target import Destination, refuse_existing
+        from airflow_provider_analytics.wire._ids import validate_id
 
         validate_id(self.report_id, "report_id")
         # Parsed once for this task step (on an object store, is_dir() is a request) and handed to the hook.
@@ -132,6 +136,8 @@ class DownloadReportOperator(RemoteWaitOperator):
         return self._download(context, resource)
 
     def _download(self, context: Context, report: Mapping[str, Any], parsed: object = None) -> str:
+        from airflow.providers.common.compat.sdk import Asset
+
         # parsed: the destination execute parsed in this task step; a resumed step (execute_complete) has none.
         destination = self.destination if parsed is None else parsed
         result = self.hook.download_report(self.report_id, destination, overwrite=self.overwrite, report=report)

@@ -12,22 +12,12 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
-from airflow.providers.common.compat.sdk import Context, conf
+from airflow.providers.common.compat.sdk import conf
 
 from airflow_provider_analytics._deprecation import moved_names
-from airflow_provider_analytics._jobs.base import RemoteJob
-from airflow_provider_analytics._jobs.events import (
-    WaitEvent,
-    checked_event,
-    failure_message,
-    from_earlier_try,
-    try_number_of,
-)
-from airflow_provider_analytics.operators import errors
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     handed_links,
@@ -35,10 +25,12 @@ from airflow_provider_analytics.operators._common import (
     resumed_line,
     seconds,
 )
-from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
-from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, AnalyticsError
 
 if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+    from airflow_provider_analytics._jobs.base import RemoteJob
+    from airflow_provider_analytics._jobs.events import WaitEvent
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
     from airflow_provider_analytics.wire._outcomes import Outcome
 
@@ -51,12 +43,10 @@ EXECUTION_TIMEOUT_MARGIN = 15.0
 # The status before the first look: unlike any status (None included), so the first state seen is logged.
 _NOTHING_SEEN = object()
 __all__ = ["RemoteWaitOperator", "TaskTry"]
-# The failures of a wait are defined in operators/errors.py, their one home; importing them from here warns
-# until 2.0.0.
-__getattr__ = moved_names(__name__, errors.__name__, errors.__all__)
+# The failures are defined in operators/errors.py, their one home; importing them from here warns until 2.0.0.
+__getattr__ = moved_names(__name__, "airflow_provider_analytics.operators.errors")
 
 
-@dataclass
 class TaskTry:
     """What one try of a waiting task knows in this process, from its start (``execute``) to its end.
 
@@ -68,12 +58,19 @@ class TaskTry:
     :param killed: ``on_kill`` ran (from another thread).
     """
 
-    number: int | None
-    deadline: float | None
-    running: RemoteJob | None = None
-    seen: tuple[RemoteJob, Mapping[str, Any]] | None = None
-    published: RemoteJob | None = None
-    killed: bool = False
+    # A plain class, not a dataclass: defining one costs about a millisecond at every parse of a DAG file.
+    __slots__ = ("deadline", "killed", "number", "published", "running", "seen")
+
+    def __init__(self, number: int | None, deadline: float | None) -> None:
+        self.number = number
+        self.deadline = deadline
+        self.running: RemoteJob | None = None
+        self.seen: tuple[RemoteJob, Mapping[str, Any]] | None = None
+        self.published: RemoteJob | None = None
+        self.killed = False
+
+    def __repr__(self) -> str:
+        return f"TaskTry(number={self.number!r}, deadline={self.deadline!r}, running={self.running!r})"
 
 
 def started_over(log: Any, event: object, context: Context) -> bool:
@@ -83,6 +80,8 @@ def started_over(log: Any, event: object, context: Context) -> bool:
     :param event: what ``execute_complete`` was called with.
     :param context: the task's context.
     """
+    from airflow_provider_analytics._jobs.events import from_earlier_try, try_number_of
+
     earlier = from_earlier_try(event, context)
     if earlier is None:
         return False
@@ -107,6 +106,8 @@ def read_event(
     :param deferral: ``execute_complete``'s ``deferral`` (its ``at``: when the task deferred).
     :raises ~airflow_provider_analytics.operators.errors.UnexpectedEventError: not this wait's event.
     """
+    from airflow_provider_analytics._jobs.events import checked_event
+
     checked = checked_event(event, job.kind, task_id, expected)
     work = job.from_target(checked["target"])
     log.info("%s", resumed_line(work.describe(), checked, deferral))
@@ -155,6 +156,8 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
 
         The deadline, in epoch seconds, is ``timeout`` from now, or just before ``execution_timeout``.
         """
+        from airflow_provider_analytics._jobs.events import try_number_of
+
         self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
         deadlines = []
         if self.timeout is not None:
@@ -182,6 +185,10 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :raises ~airflow_provider_analytics.operators.errors.RemoteWaitError: a poll failed (the client's error is
             its ``__cause__``).
         """
+        from airflow_provider_analytics.operators import errors
+        from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
+        from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, AnalyticsError
+
         last_status: object = _NOTHING_SEEN
         while (result := work.outcome(resource)) is None:
             remaining = None if deadline is None else deadline - time.time()
@@ -253,6 +260,8 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :raises ~airflow_provider_analytics.operators.errors.RemoteWaitError: the trigger ended on a permanent API
             error.
         """
+        from airflow_provider_analytics.operators import errors
+
         self.pushed_links = handed_links(deferral)
         expected_target = expected.target if expected is not None else {}
         work, checked = read_event(self.log, self.job, self.task_id, event, expected_target, deferral)
@@ -269,6 +278,9 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param work: the work.
         :param resource: its last state.
         """
+        from airflow_provider_analytics._jobs.events import failure_message
+        from airflow_provider_analytics.operators import errors
+
         raise errors.RemoteJobFailed(failure_message(work.state_of(resource), resource))
 
     def give_up(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
@@ -277,6 +289,8 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param work: the work.
         :param resource: its last state.
         """
+        from airflow_provider_analytics.operators import errors
+
         raise errors.RemoteJobTimeout(self.timeout_message(work, resource))
 
     def timeout_message(self, work: RemoteJob, resource: Mapping[str, Any], cancelled: bool | None = None) -> str:

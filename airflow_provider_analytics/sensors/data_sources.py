@@ -5,27 +5,25 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import (
     AirflowFailException,
     AirflowSensorTimeout,
     AirflowSkipException,
     BaseSensorOperator,
-    Context,
     PokeReturnValue,
     conf,
 )
 
-from airflow_provider_analytics._jobs.events import try_number_of
-from airflow_provider_analytics._jobs.syncs import SyncJob
-from airflow_provider_analytics.hooks.analytics import DEFAULT_CONN_ID
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators._common import HookOwner, poll_seconds, seconds, task_step
-from airflow_provider_analytics.operators.errors import RemoteWaitError
 from airflow_provider_analytics.operators.waiting import read_event, started_over
-from airflow_provider_analytics.wire._ids import validate_id
-from airflow_provider_analytics.wire._times import parse_time
-from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+    from airflow_provider_analytics._jobs.syncs import SyncJob
 
 __all__ = ["DataSourceSyncedSensor"]
 
@@ -79,6 +77,9 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
 
     def threshold(self, context: Context) -> datetime:
         """The time the data must be fresh from (see ``synced_after``)."""
+        from airflow_provider_analytics.wire._times import parse_time
+        from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
         value: Any = self.synced_after
         if value is None or value == "":
             dag_run = context.get("dag_run")
@@ -101,6 +102,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
 
         :param threshold: from :meth:`threshold`.
         """
+        from airflow_provider_analytics._jobs.syncs import SyncJob  # when the task runs, not at parse time
+
         return SyncJob(self.data_source_id, threshold.isoformat(), self.fail_on_sync_failure)
 
     def poke(self, context: Context) -> PokeReturnValue | bool:
@@ -123,6 +126,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
 
     @task_step
     def execute(self, context: Context) -> Any:
+        from airflow_provider_analytics.wire._ids import validate_id
+
         validate_id(self.data_source_id, "data_source_id")
         poll_seconds(self.poke_interval, "poke_interval")
         threshold = self.threshold(context)
@@ -137,6 +142,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             raise
         if isinstance(first, PokeReturnValue):
             return first.xcom_value
+        from airflow_provider_analytics._jobs.events import try_number_of
         from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
 
         self.defer(
@@ -162,6 +168,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         if started_over(self.log, event, context):
             return self.execute(context)
         expected = {"data_source_id": self.data_source_id}
+        from airflow_provider_analytics._jobs.syncs import SyncJob
+
         wait, checked = read_event(self.log, SyncJob, self.task_id, event, expected, deferral)
         threshold = self.threshold(context)
         status = checked["resource"] or {}
@@ -175,6 +183,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
                 f"data source {self.data_source_id} did not sync in time: no sync after {threshold.isoformat()} "
                 f"within timeout={float(self.timeout):g} s{last}. To wait longer, raise `timeout`"
             )
+        from airflow_provider_analytics.operators.errors import RemoteWaitError
+
         raise RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
 
     def _failure(self, status: Any, threshold: datetime) -> str:
