@@ -32,9 +32,9 @@ def moved_names(module: str, home: str, removal: str = "2.0.0") -> Callable[[str
     """
 
     def __getattr__(name: str) -> Any:
-        if not (name.startswith("__") and name.endswith("__")):
-            if name in getattr(importlib.import_module(home), "__all__", ()):
-                return _forward(module, name, home, name, removal)
+        dunder = name.startswith("__") and name.endswith("__")
+        if not dunder and name in getattr(importlib.import_module(home), "__all__", ()):
+            return _forward(module, name, home, name, removal)
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__
