@@ -1,0 +1,184 @@
+"""How a definition compares with the platform's object: the normalisation ``_plan``'s docstring decides.
+
+No I/O. Values here are plain JSON as the platform answered them, and definitions as ``_load`` checked them.
+A connection's values never leave this module: a differing connection field is reported as :data:`HIDDEN`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_analytics.definitions._model import (
+    LABELS,
+    ChartDef,
+    DashboardDef,
+    DataSourceDef,
+    Definition,
+    Kind,
+    WorkflowDef,
+    is_secret_field,
+    without_secrets,
+)
+from airflow_provider_analytics.wire.errors import UnexpectedResponseError
+
+__all__ = ["HIDDEN", "FieldChange", "Pending", "Ref", "describe", "differences", "jsonable", "version_of"]
+
+HIDDEN = "(not shown)"
+_MASKS = frozenset({"[redacted]", "<redacted>", "redacted", "[hidden]", "<hidden>", "[secret]", "<secret>"})
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An object this plan creates, referred to before it has an id."""
+
+    kind: Kind
+    name: str
+
+    def __str__(self) -> str:
+        return f"(new {LABELS[self.kind]} {self.name!r})"
+
+
+Ref = str | Pending
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One field that differs: what the platform holds (``before``) and what the definition says (``after``)."""
+
+    field: str
+    before: Any
+    after: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-compatible form."""
+        return {"field": self.field, "before": jsonable(self.before), "after": jsonable(self.after)}
+
+
+def differences(
+    definition: Definition, current: Mapping[str, Any], refs: tuple[Ref, ...]
+) -> tuple[tuple[FieldChange, ...], list[str]]:
+    """The fields that differ, and (data sources) the connection fields that could not be compared.
+
+    :param definition: the definition.
+    :param current: the platform's object of the same name.
+    :param refs: the definition's resolved references (a chart's data source; a dashboard's layout items).
+    """
+    unseen: list[str] = []
+    wanted: dict[str, Any]
+    if isinstance(definition, DataSourceDef):
+        wanted = {"type": definition.type}
+    elif isinstance(definition, ChartDef):
+        wanted = {
+            "type": definition.type,
+            "data_source_id": refs[0],
+            "query": definition.query,
+            "options": definition.options,
+        }
+    elif isinstance(definition, DashboardDef):
+        places = zip(refs, definition.layout, strict=True)  # one resolved reference per layout item
+        layout = [{"chart_id": ref, "x": i.x, "y": i.y, "w": i.w, "h": i.h} for ref, i in places]
+        wanted = {"description": definition.description, "tags": _tags(definition.tags), "layout": layout}
+    else:
+        assert isinstance(definition, WorkflowDef)
+        wanted = {"description": definition.description, "configuration": definition.configuration}
+    changes = [
+        FieldChange(name, _current_value(current, name), value)
+        for name, value in wanted.items()
+        if not _same(value, _current_value(current, name))
+    ]
+    if isinstance(definition, DataSourceDef):
+        held = current.get("connection")
+        held = held if isinstance(held, Mapping) else {}
+        for key, value in definition.connection.items():
+            if is_secret_field(key) or key not in held or _masked(held[key]):
+                unseen.append(f"connection.{key}")
+            elif not _same(without_secrets(value), without_secrets(held[key])):  # a secret may sit deeper too
+                changes.append(FieldChange(f"connection.{key}", HIDDEN, HIDDEN))
+    return tuple(changes), unseen
+
+
+def _current_value(current: Mapping[str, Any], name: str) -> Any:
+    value = current.get(name)
+    if name == "description":
+        return "" if value is None else value
+    if name == "options":
+        return {} if value is None else value
+    if name in ("tags", "layout") and value is None:
+        return []
+    if name == "tags" and isinstance(value, list):
+        return _tags(value)
+    if name == "layout" and isinstance(value, list):
+        keys = ("chart_id", "x", "y", "w", "h")  # a layout item's other fields are the platform's own
+        return [{key: item.get(key) for key in keys} if isinstance(item, Mapping) else item for item in value]
+    return value
+
+
+def _tags(tags: Sequence[Any]) -> list[Any]:
+    return list(tags)  # ordered, as the contract shows them (_plan's docstring); sorted() here would make them a set
+
+
+def version_of(current: Mapping[str, Any]) -> int:
+    """A dashboard's ``version``, which an update's ``If-Match`` carries; never guessed.
+
+    :param current: the dashboard as listed.
+    :raises UnexpectedResponseError: it has no positive whole ``version``.
+    """
+    version = current.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise UnexpectedResponseError(
+            f"dashboard {current.get('id')} has no valid 'version' ({version!r}), so it cannot be updated safely"
+        )
+    return version
+
+
+def _masked(value: object) -> bool:
+    return isinstance(value, str) and bool(value) and (set(value) == {"*"} or value.lower() in _MASKS)
+
+
+def _same(wanted: Any, held: Any) -> bool:
+    """JSON equality: numbers by value (``2 == 2.0``), booleans only with booleans, a pending id with nothing."""
+    if isinstance(wanted, bool) or isinstance(held, bool):
+        return type(wanted) is type(held) and wanted == held
+    if isinstance(wanted, (int, float)) and isinstance(held, (int, float)):
+        return wanted == held
+    if isinstance(wanted, Mapping) and isinstance(held, Mapping):
+        return wanted.keys() == held.keys() and all(_same(wanted[key], held[key]) for key in wanted)
+    if isinstance(wanted, (list, tuple)) and isinstance(held, list):
+        return len(wanted) == len(held) and all(map(_same, wanted, held))
+    return type(wanted) is type(held) and bool(wanted == held)
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with every :class:`Pending` written as text, tuples as lists: fit for JSON and XCom.
+
+    :param value: a compared value.
+    """
+    if isinstance(value, Pending):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    return value
+
+
+def describe(change: FieldChange) -> str:
+    """One short phrase for a plan's table: ``description: "a" -> "b"``, ``layout: 2 -> 3 charts``.
+
+    :param change: the differing field.
+    """
+    if change.before == HIDDEN:
+        return f"{change.field} differs (values not shown)"
+    if change.field == "layout" and isinstance(change.before, list) and isinstance(change.after, list):
+        moved = [str(i) for i, (a, b) in enumerate(zip(change.before, change.after, strict=False)) if not _same(b, a)]
+        counts = f"{len(change.before)} -> {len(change.after)} charts"
+        return f"layout: {counts}" + (f", item {', '.join(moved)} changed" if moved else "")
+    return f"{change.field}: {_short(change.before)} -> {_short(change.after)}"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(jsonable(value), ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

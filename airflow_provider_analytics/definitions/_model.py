@@ -1,0 +1,204 @@
+"""The parsed definitions: one frozen record per object, each remembering where it was written.
+
+Values are already checked (``_load``): names and texts are strings, grid positions whole numbers, and every
+free-form object (a connection, chart options, a workflow's configuration) plain JSON. A chart's
+``data_source`` and a layout item's ``chart`` are references (a name or an id), resolved by ``_plan`` against
+the other definitions and the platform.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+__all__ = [
+    "KINDS",
+    "LABELS",
+    "SECTIONS",
+    "ChartDef",
+    "DashboardDef",
+    "DataSourceDef",
+    "Definition",
+    "Definitions",
+    "Kind",
+    "LayoutItemDef",
+    "Origin",
+    "WorkflowDef",
+    "is_secret_field",
+    "without_secrets",
+]
+
+Kind = Literal["data_source", "chart", "dashboard", "workflow"]
+# Dependency order: a chart needs its data source, a dashboard its charts; workflows need nothing.
+KINDS: tuple[Kind, ...] = ("data_source", "chart", "dashboard", "workflow")
+SECTIONS: dict[Kind, str] = {
+    "data_source": "data_sources",
+    "chart": "charts",
+    "dashboard": "dashboards",
+    "workflow": "workflows",
+}
+LABELS: dict[Kind, str] = {
+    "data_source": "data source",
+    "chart": "chart",
+    "dashboard": "dashboard",
+    "workflow": "workflow",
+}
+
+# Connection fields the contract makes write-only ("password, private_key, token, anything the platform marks
+# secret"), matched by name the way the platform's own redaction does: never compared, shown, logged or hashed.
+_SECRET_MARKERS = (
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "private_key",
+    "credential",
+    "api_key",
+    "apikey",
+    "passphrase",
+    "keyfile",
+    "key_file",
+    "access_key",
+)
+
+
+def is_secret_field(name: str) -> bool:
+    """Whether a connection field holds a secret (write-only on the platform).
+
+    :param name: the field's name.
+    """
+    lowered = name.lower().replace("-", "_")
+    return any(marker in lowered for marker in _SECRET_MARKERS)
+
+
+def without_secrets(value: Any, mask: str | None = None) -> Any:
+    """``value`` with every secret field at any depth dropped (or, given ``mask``, its value replaced by it).
+
+    :param value: a connection, or a value inside one.
+    :param mask: what to put in place of a secret value; ``None`` drops the field.
+    """
+    if isinstance(value, dict):
+        return {
+            key: mask if is_secret_field(key) else without_secrets(item, mask)
+            for key, item in value.items()
+            if mask is not None or not is_secret_field(key)
+        }
+    if isinstance(value, list):
+        return [without_secrets(item, mask) for item in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a definition was written, for messages: ``sales.yaml: charts[2] 'Revenue'``.
+
+    :param source: the file's path, or ``definitions`` / ``definitions[i]`` for a mapping given directly.
+    :param section: ``data_sources``, ``charts``, ``dashboards`` or ``workflows``.
+    :param index: the object's position in its section of that source.
+    :param name: the object's name, when it has a valid one.
+    """
+
+    source: str
+    section: str
+    index: int
+    name: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.source}: {self.section}[{self.index}]"
+        return where if self.name is None else f"{where} {self.name!r}"
+
+
+@dataclass(frozen=True)
+class DataSourceDef:
+    """A data source: ``name``, ``type`` and ``connection`` (secret fields included, never shown)."""
+
+    kind: ClassVar[Kind] = "data_source"
+
+    origin: Origin
+    name: str
+    type: str
+    connection: dict[str, Any] = field(repr=False)  # holds secrets: kept out of reprs, tracebacks and test output
+
+
+@dataclass(frozen=True)
+class ChartDef:
+    """A chart; ``data_source`` is a data source's name (defined here or on the platform) or id."""
+
+    kind: ClassVar[Kind] = "chart"
+
+    origin: Origin
+    name: str
+    type: str
+    data_source: str
+    query: str
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LayoutItemDef:
+    """A chart's place on a dashboard; ``chart`` is a chart's name (defined here or on the platform) or id."""
+
+    chart: str
+    x: int
+    y: int
+    w: int
+    h: int
+
+
+@dataclass(frozen=True)
+class DashboardDef:
+    """A dashboard: ``description`` is ``""`` and ``tags`` and ``layout`` empty when not given."""
+
+    kind: ClassVar[Kind] = "dashboard"
+
+    origin: Origin
+    name: str
+    description: str
+    tags: tuple[str, ...]
+    layout: tuple[LayoutItemDef, ...]
+
+
+@dataclass(frozen=True)
+class WorkflowDef:
+    """A workflow: ``configuration`` (an object) and ``description`` (``""`` when not given)."""
+
+    kind: ClassVar[Kind] = "workflow"
+
+    origin: Origin
+    name: str
+    configuration: dict[str, Any]
+    description: str
+
+
+Definition = DataSourceDef | ChartDef | DashboardDef | WorkflowDef
+
+
+@dataclass(frozen=True)
+class Definitions:
+    """Every object the sources define, by section, in the order read; names are unique within a section.
+
+    :param data_sources: the data sources.
+    :param charts: the charts.
+    :param dashboards: the dashboards.
+    :param workflows: the workflows.
+    :param sources: what was read, in order: file paths, and ``definitions[i]`` for mappings.
+    """
+
+    data_sources: tuple[DataSourceDef, ...] = ()
+    charts: tuple[ChartDef, ...] = ()
+    dashboards: tuple[DashboardDef, ...] = ()
+    workflows: tuple[WorkflowDef, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    def of_kind(self, kind: Kind) -> tuple[Definition, ...]:
+        """The definitions of one kind.
+
+        :param kind: ``data_source``, ``chart``, ``dashboard`` or ``workflow``.
+        """
+        by_kind: dict[Kind, tuple[Definition, ...]] = {
+            "data_source": self.data_sources,
+            "chart": self.charts,
+            "dashboard": self.dashboards,
+            "workflow": self.workflows,
+        }
+        return by_kind[kind]

@@ -1,0 +1,355 @@
+"""Compare definitions with what the platform holds and decide what applying would do, per object. No I/O.
+
+Definitions are matched to platform objects of their kind by ``name`` (the platform does not keep names unique:
+a definition whose name several objects share is an error, listing their ids). The contract leaves open what
+counts as "the same"; these are the decisions, and each is one place to change:
+
+- **What the platform fills in is never compared**: ``id``, ``created_at``, ``updated_at``, a dashboard's
+  ``version``, a data source's ``sync``, and any field a definition does not have (the platform may add fields;
+  the wire layer keeps them). Inside a layout item only ``chart_id``, ``x``, ``y``, ``w`` and ``h`` are compared.
+- **Absent means empty**: a ``description`` missing or ``null`` is ``""``, ``options`` missing or ``null`` is
+  ``{}``, ``tags``/``layout`` missing or ``null`` are ``[]`` (the create endpoints make them optional, and the
+  contract's examples show ``""`` and ``{}``).
+- **Tags and layout keep their order.** The contract shows both as arrays and nowhere says tags are a set; a
+  ``PUT`` sends them as written, and the platform answers them as given. A repeated tag is refused when loading.
+  (A platform that sorted tags would show its dashboards changed on every run: ``_compare._tags`` is the
+  place to change.)
+- **Numbers** compare by value (``2`` equals ``2.0``); ``true`` is not ``1``. Strings compare exactly.
+- **Data source connections**: secret fields (by name, ``is_secret_field``) are write-only on the platform and
+  are never compared, shown or logged; a field the platform does not return, or returns masked (``***``), was
+  marked secret by the platform and is not compared either; the plan names both kinds ("not compared"), never
+  their values. Fields only the platform has (its defaults, such as a port) are ignored. Connection values are
+  never shown: a plan says which connection fields differ, not how. So a changed password cannot be seen:
+  to rotate one, give the data source a new name (or change it on the platform).
+- **No update for charts, workflows and data sources**: the contract has none, so one that differs from the
+  platform's is ``cannot_apply``, with what to do; the apply refuses a plan that has any (it never deletes and
+  recreates, which would break every dashboard and report that uses the object).
+
+References (a chart's ``data_source``, a layout item's ``chart``) are a name (of a definition, or of a platform
+object) or a platform object's id. A name defined in these definitions wins; otherwise an id, then a platform
+name. A reference to an object this plan creates stays :class:`Pending` until the apply has its id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from airflow_provider_analytics.definitions._compare import (
+    FieldChange,
+    Pending,
+    Ref,
+    describe,
+    differences,
+    version_of,
+)
+from airflow_provider_analytics.definitions._model import (
+    KINDS,
+    LABELS,
+    SECTIONS,
+    ChartDef,
+    DashboardDef,
+    DataSourceDef,
+    Definition,
+    Definitions,
+    Kind,
+)
+from airflow_provider_analytics.definitions._problems import Problems, one_line
+
+__all__ = ["ACTIONS", "Action", "Change", "Existing", "FieldChange", "Pending", "Plan", "Ref", "make_plan"]
+
+Action = Literal["create", "update", "unchanged", "cannot_apply", "not_managed"]
+ACTIONS: tuple[Action, ...] = ("create", "update", "unchanged", "cannot_apply", "not_managed")
+_ACTION_WORDS = {
+    "create": "to create",
+    "update": "to update",
+    "unchanged": "unchanged",
+    "cannot_apply": "cannot apply",
+    "not_managed": "not managed here",
+}
+_MOST_IDS_LISTED = 10
+_MOST_NAMES_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Existing:
+    """What the platform holds, as its four lists answered."""
+
+    data_sources: tuple[dict[str, Any], ...] = ()
+    charts: tuple[dict[str, Any], ...] = ()
+    dashboards: tuple[dict[str, Any], ...] = ()
+    workflows: tuple[dict[str, Any], ...] = ()
+
+    def of_kind(self, kind: Kind) -> tuple[dict[str, Any], ...]:
+        """The platform's objects of one kind.
+
+        :param kind: ``data_source``, ``chart``, ``dashboard`` or ``workflow``.
+        """
+        return {
+            "data_source": self.data_sources,
+            "chart": self.charts,
+            "dashboard": self.dashboards,
+            "workflow": self.workflows,
+        }[kind]
+
+
+@dataclass(frozen=True)
+class Change:
+    """What applying does to one object.
+
+    :param kind: ``data_source``, ``chart``, ``dashboard`` or ``workflow``.
+    :param name: the object's name.
+    :param action: ``create``, ``update``, ``unchanged``, ``cannot_apply`` or ``not_managed``.
+    :param id: the platform object's id, when it exists.
+    :param version: for a dashboard that exists, the ``version`` read (what an update's ``If-Match`` sends).
+    :param fields: the fields that differ (``update`` and ``cannot_apply``).
+    :param detail: one line for the plan's table.
+    :param definition: the definition (not in :meth:`to_dict`: it may hold secrets).
+    :param refs: the resolved references: a chart's data source, or one per layout item of a dashboard.
+    """
+
+    kind: Kind
+    name: str
+    action: Action
+    id: str | None = None
+    version: int | None = None
+    fields: tuple[FieldChange, ...] = ()
+    detail: str = ""
+    definition: Definition | None = field(default=None, repr=False, compare=False)
+    refs: tuple[Ref, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-compatible form (for XCom): no definition, no connection value."""
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "action": self.action,
+            "id": self.id,
+            "version": self.version,
+            "fields": [change.to_dict() for change in self.fields],
+            "detail": self.detail,
+            "defined_in": None if self.definition is None else str(self.definition.origin),
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every definition's change, in apply order (data sources, charts, dashboards, workflows), and the
+    platform's objects no definition names (``not_managed``) after those of their kind.
+
+    :param changes: one per object.
+    :param sources: what the definitions were read from.
+    """
+
+    changes: tuple[Change, ...]
+    sources: tuple[str, ...] = ()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many objects each action has (every action listed, zeros included)."""
+        return {action: sum(change.action == action for change in self.changes) for action in ACTIONS}
+
+    @property
+    def writes(self) -> bool:
+        """Whether applying would send anything (a create or an update)."""
+        return any(change.action in ("create", "update") for change in self.changes)
+
+    @property
+    def blocked(self) -> tuple[Change, ...]:
+        """The ``cannot_apply`` changes: while there is one, the plan is not applied."""
+        return tuple(change for change in self.changes if change.action == "cannot_apply")
+
+    def summary(self) -> str:
+        """One line: how many objects each action has."""
+        return "Definitions plan: " + ", ".join(f"{n} {_ACTION_WORDS[a]}" for a, n in self.counts.items())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-compatible form, for XCom and logs; holds no connection value."""
+        return {
+            "summary": self.summary(),
+            "counts": self.counts,
+            "writes": self.writes,
+            "sources": list(self.sources),
+            "changes": [change.to_dict() for change in self.changes],
+        }
+
+    def fingerprint(self) -> str:
+        """A digest of what this plan would do (it holds no connection value): the same plan, the same digest.
+
+        ``AnalyticsHook.apply_plan`` seeds the creates' ``Idempotency-Key`` with it when the caller gives no seed,
+        so applying one plan twice (a retried ``@task``) creates nothing twice.
+        """
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
+        return f"plan-{hashlib.sha256(canonical.encode()).hexdigest()[:40]}"
+
+    def table(self) -> str:
+        """The plan as fixed-width text: a summary line, then one row per object (kind, name, action, detail).
+
+        Objects no definition names get one row per kind, not one each: a workspace of thousands would
+        otherwise log thousands of lines at every run (:meth:`to_dict` lists every one).
+        """
+        rows = [("KIND", "NAME", "ACTION", "DETAIL")]
+        managed = [change for change in self.changes if change.action != "not_managed"]
+        rows += [(c.kind, _cell(c.name, 40), c.action, _cell(c.detail or "-", 160)) for c in managed]
+        for kind in KINDS:
+            names = [change.name for change in self.changes if change.kind == kind and change.action == "not_managed"]
+            if names:
+                shown = ", ".join(_cell(name, 40) for name in names[:_MOST_NAMES_SHOWN])
+                more = f" and {len(names) - _MOST_NAMES_SHOWN} more" if len(names) > _MOST_NAMES_SHOWN else ""
+                rows.append((kind, f"({len(names)} objects)", "not_managed", f"{shown}{more}"))
+        widths = [max(len(row[column]) for row in rows) for column in range(3)]
+        lines = ["  ".join([*(row[column].ljust(widths[column]) for column in range(3)), row[3]]) for row in rows]
+        return "\n".join([self.summary(), *lines])
+
+
+def make_plan(definitions: Definitions, existing: Existing) -> Plan:
+    """Compare ``definitions`` with ``existing`` and list what applying would do.
+
+    :param definitions: what :func:`~airflow_provider_analytics.definitions._load.load_definitions` returned.
+    :param existing: the platform's objects.
+    :raises AnalyticsInputError: listing every dangling or ambiguous reference, and every definition whose name
+        several platform objects share (nothing has been written).
+    """
+    problems = Problems()
+    indexes = {kind: _Index(existing.of_kind(kind)) for kind in KINDS}
+    current: dict[tuple[Kind, str], dict[str, Any]] = {}
+    targets: dict[tuple[Kind, str], Ref] = {}
+    for kind in KINDS:
+        for definition in definitions.of_kind(kind):
+            same = indexes[kind].by_name.get(definition.name, [])
+            targets[(kind, definition.name)] = Pending(kind, definition.name) if len(same) != 1 else same[0]["id"]
+            if len(same) == 1:
+                current[(kind, definition.name)] = same[0]
+            elif same:
+                problems.add(
+                    f"{definition.origin}: name: {len(same)} {LABELS[kind]}s on the platform are named"
+                    f" {definition.name!r} ({_ids(same)}), so this definition cannot tell which it manages: rename"
+                    " the others on the platform, or give the definition another name"
+                )
+    resolve = _Resolver(indexes, targets, problems).resolve
+    refs: dict[tuple[Kind, str], tuple[Ref, ...]] = {}
+    for chart in definitions.charts:
+        refs[("chart", chart.name)] = (resolve("data_source", chart.data_source, f"{chart.origin}: data_source"),)
+    for board in definitions.dashboards:
+        places = (
+            resolve("chart", item.chart, f"{board.origin}: layout[{i}].chart") for i, item in enumerate(board.layout)
+        )
+        refs[("dashboard", board.name)] = tuple(places)
+    problems.raise_if_any()
+    changes: list[Change] = []
+    for kind in KINDS:
+        named = {definition.name for definition in definitions.of_kind(kind)}
+        for definition in definitions.of_kind(kind):
+            key = (kind, definition.name)
+            changes.append(_compare(definition, current.get(key), refs.get(key, ())))
+        for item in existing.of_kind(kind):
+            if item.get("name") not in named:
+                ident = item.get("id")
+                detail = f"{ident}: no definition names it; left as it is"
+                changes.append(Change(kind, _name_of(item), "not_managed", ident, detail=detail))
+    return Plan(tuple(changes), definitions.sources)
+
+
+class _Index:
+    def __init__(self, items: Sequence[dict[str, Any]]) -> None:
+        self.by_id = {item["id"]: item for item in items if isinstance(item.get("id"), str)}
+        self.by_name: dict[str, list[dict[str, Any]]] = {}
+        for item in items:
+            if isinstance(item.get("name"), str) and isinstance(item.get("id"), str):
+                self.by_name.setdefault(item["name"], []).append(item)
+
+
+class _Resolver:
+    def __init__(self, indexes: dict[Kind, _Index], targets: dict[tuple[Kind, str], Ref], problems: Problems) -> None:
+        self.indexes = indexes
+        self.targets = targets
+        self.problems = problems
+
+    def resolve(self, kind: Kind, ref: str, where: str) -> Ref:
+        """The id (or pending object) ``ref`` names; a dangling or ambiguous one is recorded as a problem."""
+        label = LABELS[kind]
+        index = self.indexes[kind]
+        defined = self.targets.get((kind, ref))
+        by_id = index.by_id.get(ref)
+        if defined is not None:
+            if by_id is not None and defined != ref:
+                self.problems.add(
+                    f"{where}: {ref!r} is both the name of a {label} in the definitions and the id of another"
+                    f" {label} on the platform (named {_name_of(by_id)!r}); rename the definition"
+                )
+            return defined
+        if by_id is not None:
+            return ref
+        named = index.by_name.get(ref, [])
+        if len(named) == 1:
+            return str(named[0]["id"])
+        if named:
+            self.problems.add(
+                f"{where}: {ref!r} names {len(named)} {label}s on the platform ({_ids(named)}) and none in the"
+                f" definitions; use the id of the one meant"
+            )
+        else:
+            self.problems.add(
+                f"{where}: {ref!r} names no {label} in the definitions or on the platform (by name or id); define"
+                f" it under {SECTIONS[kind]}, or correct the reference"
+            )
+        return ref
+
+
+def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple[Ref, ...]) -> Change:
+    kind, label = definition.kind, LABELS[definition.kind]
+    if current is None:
+        detail = _create_detail(definition, refs)
+        return Change(kind, definition.name, "create", detail=detail, definition=definition, refs=refs)
+    ident = str(current["id"])
+    fields, unseen = differences(definition, current, refs)
+    version = version_of(current) if kind == "dashboard" else None
+    base = Change(kind, definition.name, "unchanged", ident, version, fields, definition=definition, refs=refs)
+    if not fields:
+        detail = f"{ident}" + (f"; not compared: {', '.join(unseen)}" if unseen else "")
+        return _with(base, "unchanged", detail)
+    described = "; ".join(describe(change) for change in fields)
+    if kind == "dashboard":
+        return _with(base, "update", f"{ident} at version {version}: {described}")
+    differ = ", ".join(change.field for change in fields)
+    return _with(
+        base,
+        "cannot_apply",
+        f"{ident}: {differ} differ{'s' if len(fields) == 1 else ''} ({described}); the API has no update for a"
+        f" {label}: give the definition a new name to create another (the platform's stays, nothing is deleted),"
+        f" or change the platform's {label} to match",
+    )
+
+
+def _with(change: Change, action: Action, detail: str) -> Change:
+    return replace(change, action=action, detail=detail)
+
+
+def _create_detail(definition: Definition, refs: tuple[Ref, ...]) -> str:
+    if isinstance(definition, DataSourceDef):
+        return f"type {definition.type}"
+    if isinstance(definition, ChartDef):
+        return f"{definition.type} chart on data source {refs[0]}"
+    if isinstance(definition, DashboardDef):
+        new = sum(isinstance(ref, Pending) for ref in refs)
+        return f"{len(refs)} charts" + (f" ({new} created by this plan)" if new else "")
+    return ""
+
+
+def _name_of(item: Mapping[str, Any]) -> str:
+    name = item.get("name")
+    return name if isinstance(name, str) else "(no name)"
+
+
+def _ids(items: Sequence[Mapping[str, Any]]) -> str:
+    ids = [str(item.get("id")) for item in items]
+    more = len(ids) - _MOST_IDS_LISTED
+    return ", ".join(ids[:_MOST_IDS_LISTED]) + (f" and {more} more" if more > 0 else "")
+
+
+def _cell(text: str, width: int) -> str:
+    text = one_line(text)
+    return text if len(text) <= width else text[: width - 3] + "..."

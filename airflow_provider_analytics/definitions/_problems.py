@@ -1,0 +1,64 @@
+"""Problems found before any request, reported together in one :class:`AnalyticsInputError`.
+
+A user who fixes one problem per run would need as many runs as problems; so loading, planning and the checks
+before applying collect every problem they find and raise once, one line each, saying where and what to change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+__all__ = ["MAX_PROBLEMS_SHOWN", "Problems", "one_line", "raise_problems"]
+
+MAX_PROBLEMS_SHOWN = 100
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters folded into spaces.
+
+    A name or key holding a line break must not start a line of its own in a message, a table or the task log.
+
+    :param text: any text taken from the definitions or the platform.
+    """
+    return _CONTROL.sub(" ", text)
+
+
+def raise_problems(lines: Sequence[str], what: str) -> None:
+    """Raise one :class:`AnalyticsInputError` listing ``lines`` (the first :data:`MAX_PROBLEMS_SHOWN`); none: return.
+
+    :param lines: one problem each, ``<where>: <field>: <what to change>``.
+    :param what: the plural subject of the first sentence (``The definitions``).
+    """
+    if not lines:
+        return
+    shown = [f"  - {one_line(line)}" for line in lines[:MAX_PROBLEMS_SHOWN]]
+    if len(lines) > MAX_PROBLEMS_SHOWN:
+        shown.append(f"  ... and {len(lines) - MAX_PROBLEMS_SHOWN} more")
+    count = f"{len(lines)} problem" + ("" if len(lines) == 1 else "s")
+    raise AnalyticsInputError(f"{what} have {count}; nothing was changed on the platform:\n" + "\n".join(shown))
+
+
+class Problems:
+    """Every problem found so far, in the order found.
+
+    :param what: the plural subject of the error's first sentence.
+    """
+
+    def __init__(self, what: str = "The definitions") -> None:
+        self.what = what
+        self.lines: list[str] = []
+
+    def add(self, line: str) -> None:
+        """Record one problem.
+
+        :param line: ``<where>: <field>: <what is wrong and what to do>``.
+        """
+        self.lines.append(line)
+
+    def raise_if_any(self) -> None:
+        """Raise the one error listing every problem recorded, if there is any."""
+        raise_problems(self.lines, self.what)
