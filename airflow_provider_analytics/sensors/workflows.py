@@ -1,0 +1,225 @@
+"""Wait for a workflow execution that something else started: another task, another DAG, or no DAG at all."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from airflow.providers.common.compat.sdk import (
+    AirflowFailException,
+    AirflowSensorTimeout,
+    AirflowSkipException,
+    BaseSensorOperator,
+    PokeReturnValue,
+    conf,
+)
+
+from airflow_provider_analytics._jobs.executions import ExecutionJob
+from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
+from airflow_provider_analytics.operators._common import (
+    AnalyticsBaseOperator,
+    handed_links,
+    poll_seconds,
+    seconds,
+    task_step,
+)
+from airflow_provider_analytics.operators.links import ExecutionLink
+from airflow_provider_analytics.operators.waiting import DEFER_BACKSTOP_SECONDS, read_event, started_over
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from airflow.providers.common.compat.sdk import Context
+
+__all__ = ["WorkflowExecutionSensor"]
+
+# The status before the first poke: unlike any status (None included), so the first state seen is logged.
+_NOTHING_SEEN = object()
+
+
+class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
+    """Succeed once a workflow execution started elsewhere is over; returns the final execution.
+
+    For an execution this task did not start: one an upstream ``ExecuteWorkflowOperator(wait_for_completion=False)``
+    started (its id is in that task's XCom under ``execution_id``), or one started by another DAG or outside
+    Airflow. An execution whose final status is in ``fail_on`` fails the task at once, without retries, with the
+    platform's error type and message (or skips it with ``soft_fail``); any other final status is returned like
+    success. Works in poke, reschedule and deferrable modes, with the wait the operators use
+    (:class:`~airflow_provider_analytics.triggers.executions.ExecutionTrigger` when deferred). The sensor never
+    cancels the execution: not when it is killed, not when it times out.
+
+    :param workflow_id: the execution's workflow (templated).
+    :param execution_id: the execution (templated), e.g.
+        ``"{{ ti.xcom_pull(task_ids='start', key='execution_id') }}"``.
+    :param fail_on: the final statuses that fail the task, out of ``failed`` and ``cancelled`` (default both);
+        ``("failed",)`` returns a cancelled execution, ``()`` returns every final execution.
+    :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
+    :param poke_interval: seconds (or a ``timedelta``) between checks (Airflow's default: 60).
+    :param timeout: seconds (or a ``timedelta``) to wait at most, then the task fails with
+        ``AirflowSensorTimeout`` (Airflow's default: 7 days).
+    :param mode: ``poke`` (hold a worker slot) or ``reschedule`` (free it between checks); unused when deferrable.
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("workflow_id", "execution_id")
+    operator_extra_links = (ExecutionLink(),)
+    ui_color = "#e6f4ea"
+
+    def __init__(
+        self,
+        *,
+        workflow_id: str,
+        execution_id: str,
+        fail_on: Collection[str] = ("failed", "cancelled"),
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        analytics_conn_id: str = DEFAULT_CONN_ID,
+        **kwargs: Any,
+    ) -> None:
+        # Checked before BaseSensorOperator sees them: its own checks differ between Airflow releases.
+        if "poke_interval" in kwargs:
+            seconds(kwargs["poke_interval"], "poke_interval")
+        if "timeout" in kwargs:
+            seconds(kwargs["timeout"], "timeout")
+        super().__init__(analytics_conn_id=analytics_conn_id, **kwargs)
+        self.workflow_id = workflow_id
+        self.execution_id = execution_id
+        self.fail_on = fail_on
+        self.deferrable = deferrable
+        # What the last poke saw in this process: its status, so that a poke logs at INFO only when it changed,
+        # and the execution, for the timeout's message. In reschedule mode each poke runs in a new process.
+        self._last_status: object = _NOTHING_SEEN
+        self._last_seen: Mapping[str, Any] = {}
+
+    def waiting_on(self) -> ExecutionJob:
+        """The execution waited for: the description its trigger runs from too."""
+        return ExecutionJob(workflow_id=self.workflow_id, execution_id=self.execution_id)
+
+    def failing_statuses(self) -> frozenset[str]:
+        """``fail_on``, checked: each status must be one the platform ends an execution in failure with."""
+        from airflow_provider_analytics.wire._contract import ExecutionStatus
+        from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+        allowed = [status.value for status in ExecutionStatus if ExecutionJob.verdict(status.value) == "failure"]
+        value: object = self.fail_on
+        if not isinstance(value, (tuple, list, set, frozenset)) or any(status not in allowed for status in value):
+            raise AnalyticsInputError(
+                f"fail_on must be a tuple of the final statuses that fail the task, each one of {allowed}, got "
+                f"{value!r}: fail_on=('failed',) returns a cancelled execution, fail_on=() returns every one"
+            )
+        return frozenset(value)
+
+    def poke(self, context: Context) -> PokeReturnValue | bool:
+        job = self.waiting_on()
+        # The operators' read: a token rotated while the sensor waits is picked up from the connection.
+        execution = self.read(job.fetch())
+        self._last_seen = execution
+        outcome = job.outcome(execution)
+        if outcome is not None:
+            return PokeReturnValue(is_done=True, xcom_value=self._finish(job, execution, outcome))
+        # A change at INFO, a poke that saw none at DEBUG: a wait of hours must not log one line per poke.
+        log = self.log.info if execution.get("status") != self._last_status else self.log.debug
+        self._last_status = execution.get("status")
+        log("%s; next check in %g s", job.state_of(execution), float(self.poke_interval))
+        return False
+
+    @task_step
+    def execute(self, context: Context) -> Any:
+        from airflow_provider_analytics.wire._ids import validate_id
+        from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+        # A try (or a reschedule) starts in this process and has pushed no link yet: get_link answers from this
+        # even when the input is refused below, instead of reading an XCom that was never pushed.
+        self.pushed_links = {}
+        for name in ("workflow_id", "execution_id"):
+            if getattr(self, name) == "None":  # what a template renders when the XCom it pulls is missing
+                raise AnalyticsInputError(
+                    f"{name} rendered to 'None': the template found no id. Check that the task it pulls from ran "
+                    "and pushed it (ExecuteWorkflowOperator pushes key='execution_id') and that task_ids is right"
+                )
+            validate_id(getattr(self, name), name)
+        self.failing_statuses()
+        poll_seconds(self.poke_interval, "poke_interval")
+        job = self.waiting_on()
+        self.publish_link(context, ExecutionLink, job.ui_path)
+        if not self.deferrable:
+            try:
+                return super().execute(context)
+            except AirflowSensorTimeout as timed_out:  # Airflow's own message names neither the work nor its state
+                raise AirflowSensorTimeout(self._timeout_message(job, self._last_seen)) from timed_out
+        try:
+            first = self.poke(context)
+        except AirflowFailException as failure:
+            # This first check runs outside BaseSensorOperator.execute, which is where soft_fail is applied.
+            if self.soft_fail or self.never_fail:
+                raise AirflowSkipException(f"Skipping (soft_fail): {failure}") from failure
+            raise
+        if isinstance(first, PokeReturnValue):
+            return first.xcom_value
+        from airflow_provider_analytics._jobs.events import try_number_of
+        from airflow_provider_analytics.triggers.executions import ExecutionTrigger
+
+        self.defer(
+            trigger=ExecutionTrigger(
+                **job.target,
+                poll_interval=float(self.poke_interval),
+                deadline=time.time() + float(self.timeout),
+                analytics_conn_id=self.analytics_conn_id,
+                cancel_on_kill=False,  # not this task's execution: a kill must never cancel it
+                try_number=try_number_of(context),
+            ),
+            method_name="execute_complete",
+            # Only a backstop for a lost triggerer: the trigger itself fires a timeout event at the deadline.
+            timeout=timedelta(seconds=float(self.timeout) + DEFER_BACKSTOP_SECONDS),
+            # When it deferred (for the resume's log line) and the link pushed, so get_link answers without a read.
+            kwargs={"deferral": {"at": time.time(), "links": dict(self.pushed_links)}},
+        )
+
+    @task_step
+    def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> Any:
+        """Resume from the trigger: check the event is this execution's, then return it, fail or time out.
+
+        :param context: the task's context.
+        :param event: the trigger's event.
+        :param deferral: what :meth:`execute` handed over when it deferred (``at``: epoch seconds; ``links``).
+        """
+        if started_over(self.log, event, context):
+            return self.execute(context)
+        self.pushed_links = handed_links(deferral)
+        job = self.waiting_on()
+        _, checked = read_event(self.log, ExecutionJob, self.task_id, event, job.target, deferral)
+        execution = checked["resource"]
+        if checked["status"] == "timeout":
+            raise AirflowSensorTimeout(self._timeout_message(job, execution or {}))
+        if checked["status"] == "error" or execution is None:  # a success or failure event always has it
+            from airflow_provider_analytics.operators.errors import RemoteWaitError
+
+            raise RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
+        return self._finish(job, execution, checked["status"])
+
+    def _finish(self, job: ExecutionJob, execution: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+        """The final execution to return, or the task's failure when its status is in ``fail_on``."""
+        if outcome == "failure" and execution.get("status") in self.failing_statuses():
+            self._fail(job, execution)
+        accepted = "" if outcome == "success" else f" (not in fail_on={tuple(self.fail_on)!r}: returning it)"
+        self.log.info("%s%s", job.state_of(execution), accepted)
+        return dict(execution)
+
+    def _fail(self, job: ExecutionJob, execution: Mapping[str, Any]) -> NoReturn:
+        from airflow_provider_analytics._jobs.events import failure_message
+        from airflow_provider_analytics.operators.errors import FinalFailure, RemoteJobFailed, why_final
+
+        error = RemoteJobFailed(failure_message(job.state_of(execution), execution))
+        # With soft_fail Airflow replaces this exception with a generic skip: log why first.
+        self.log.error("%s", error)
+        reason = why_final(error, failed_work_is_final=True)
+        raise FinalFailure(f"{error} (not retried: {reason})", error=error) from error
+
+    def _timeout_message(self, job: ExecutionJob, execution: Mapping[str, Any]) -> str:
+        slot = " (with deferrable=True a long wait holds no worker slot)" if not self.deferrable else ""
+        return (
+            f"gave up waiting for {job.describe()} after timeout={float(self.timeout):g} s (last status: "
+            f"{execution.get('status', 'unknown')}); it was NOT cancelled: this task did not start it. To wait "
+            f"longer, raise `timeout`{slot}"
+        )
