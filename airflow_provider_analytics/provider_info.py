@@ -52,13 +52,17 @@ def get_provider_info() -> dict[str, Any]:
                     "airflow_provider_analytics.operators.charts",
                     "airflow_provider_analytics.operators.data_sources",
                     "airflow_provider_analytics.operators.dashboards",
+                    "airflow_provider_analytics.operators.definitions",
                 ],
             }
         ],
         "sensors": [
             {
                 "integration-name": INTEGRATION,
-                "python-modules": ["airflow_provider_analytics.sensors.data_sources"],
+                "python-modules": [
+                    "airflow_provider_analytics.sensors.data_sources",
+                    "airflow_provider_analytics.sensors.workflows",
+                ],
             }
         ],
         "triggers": [

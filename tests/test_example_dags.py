@@ -26,8 +26,10 @@ NEEDS = {"analytics_on_source_sync.py": "3.0"}  # AssetWatcher
 DAG_IDS = {
     "analytics_on_source_sync.py": "analytics_on_source_sync",
     "dashboards_as_code.py": "analytics_dashboards_as_code",
+    "definitions_as_code.py": "analytics_definitions_as_code",
     "fire_and_forget.py": "analytics_fire_and_forget",
     "platform_objects.py": "analytics_platform_objects",
+    "start_then_sense.py": "analytics_start_then_sense",
     "sync_report_download.py": "analytics_sync_report_download",
     "workflow_outputs.py": "analytics_workflow_outputs",
 }

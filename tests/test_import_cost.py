@@ -102,7 +102,9 @@ DAG_FILE_MODULES = [
     "airflow_provider_analytics.operators.charts",
     "airflow_provider_analytics.operators.dashboards",
     "airflow_provider_analytics.operators.data_sources",
+    "airflow_provider_analytics.operators.definitions",
     "airflow_provider_analytics.sensors.data_sources",
+    "airflow_provider_analytics.sensors.workflows",
 ]
 # Needed only once a task sends a request: the client with its transports, limiter and retry loop, the
 # request builders and models, downloads and destinations, the connection's parsing and its test, the
@@ -127,6 +129,7 @@ SENDING_MODULES = [
     "airflow_provider_analytics.connection._notes",
     "airflow_provider_analytics.connection._probe",
     "airflow_provider_analytics.hooks.async_analytics",
+    "airflow_provider_analytics.definitions",
     "airflow.providers.common.compat.connection",
 ]
 

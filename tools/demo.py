@@ -30,6 +30,8 @@ PLAN = [
     ("analytics_dashboards_as_code", "2026-11-20"),
     ("analytics_fire_and_forget", None),
     ("analytics_platform_objects", None),
+    ("analytics_start_then_sense", None),
+    ("analytics_definitions_as_code", None),
 ]
 
 

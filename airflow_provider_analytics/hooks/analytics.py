@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook
 
 if TYPE_CHECKING:
+    from airflow_provider_analytics.definitions import AppliedPlan, Plan
+    from airflow_provider_analytics.definitions._files import DefinitionsSource
     from airflow_provider_analytics.destinations import DownloadResult
     from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
     from airflow_provider_analytics.wire._models import (
@@ -392,6 +394,32 @@ class AnalyticsHook(AnalyticsBaseHook):
         from airflow_provider_analytics.destinations._download import download_report_to
 
         return download_report_to(self.client, report_id, destination, overwrite=overwrite, report=report)
+
+    # Definitions kept as code (docs/guides/apply-definitions.md) ------------------------------------------
+
+    def plan_definitions(self, definitions: DefinitionsSource) -> Plan:
+        """What applying ``definitions`` would change, per object; checked in full before any request, then four
+        listings (one per kind) and nothing else. The plan is logged as a table; ``plan.to_dict()`` is plain data.
+
+        :param definitions: a path or glob of ``.yaml``/``.yml``/``.json`` files, a mapping with the sections
+            ``data_sources``, ``charts``, ``dashboards`` and ``workflows``, or a list of those.
+        """
+        from airflow_provider_analytics.definitions._apply import plan_definitions
+
+        return plan_definitions(self, definitions)
+
+    def apply_plan(self, plan: Plan, key_seed: str | None = None) -> AppliedPlan:
+        """Send a plan's creates and updates in dependency order; unchanged objects get no request. Refused before
+        any write while the plan has ``cannot_apply`` objects; a dashboard edited since the plan read it raises
+        :class:`~airflow_provider_analytics.wire.errors.PreconditionFailedError` instead of being overwritten.
+
+        :param plan: from :meth:`plan_definitions`, in this process.
+        :param key_seed: what the creates' ``Idempotency-Key`` derive from, so a repeat creates nothing twice
+            (``ApplyDefinitionsOperator`` passes its task instance); default: the plan itself.
+        """
+        from airflow_provider_analytics.definitions._apply import apply_plan
+
+        return apply_plan(self, plan, key_seed=key_seed or plan.fingerprint())
 
     def test_connection(self) -> tuple[bool, str]:
         """Make one cheap authenticated call and say what to change if it fails; never raises, never shows the

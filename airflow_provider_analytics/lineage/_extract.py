@@ -209,6 +209,17 @@ def _create_workflow(rec: TaskRecord, out: TaskLineage) -> None:
         out.ids["workflow_id"] = workflow.id
 
 
+def _apply_definitions(rec: TaskRecord, out: TaskLineage) -> None:
+    # What the apply created or updated; what it left unchanged was neither read for the work nor written.
+    applied = rec.result().get("applied") or {}
+    written = applied.get("written") if isinstance(applied, Mapping) else None
+    for item in written if isinstance(written, list) else []:
+        if isinstance(item, Mapping):
+            _add(out.outputs, rec.obj(str(item.get("kind")), item.get("id")))
+    if isinstance(applied, Mapping) and isinstance(applied.get("counts"), Mapping):
+        out.details.update({f"{action}d": count for action, count in applied["counts"].items()})
+
+
 def _execute_workflow(rec: TaskRecord, out: TaskLineage) -> None:
     workflow_id = rec.operator.workflow_id
     _add(out.inputs, rec.obj("workflow", workflow_id))
@@ -275,6 +286,7 @@ OPERATIONS: dict[str, Callable[[TaskRecord, TaskLineage], None]] = {
     "get_chart_data": _get_chart_data,
     "dashboard": _dashboard,
     "create_workflow": _create_workflow,
+    "apply_definitions": _apply_definitions,
     "execute_workflow": _execute_workflow,
     "generate_report": _generate_report,
     "download_report": _download_report,

@@ -17,11 +17,13 @@ import airflow_provider_analytics.sensors as sensors_package
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator, UpdateDashboardOperator
 from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
+from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
 from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator, ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
+from airflow_provider_analytics.sensors.workflows import WorkflowExecutionSensor
 from tests.support.context import make_context
 from tests.support.names import DATA_SOURCE, WORKFLOW
 
@@ -38,6 +40,7 @@ RENDER_CONTEXT: dict[str, Any] = {
         "report": "rp_abc123",
         "format": "csv",
         "version": 3,
+        "execution": "ex_abc123",
     },
 }
 
@@ -127,6 +130,22 @@ RENDER_CASES: dict[type[BaseOperator], tuple[dict[str, Any], dict[str, tuple[Any
             "dashboard_id": ("{{ params.dashboard }}", "db_sales"),
             "if_match": ("{{ params.version }}", "3"),
             **DASHBOARD_FIELDS,
+        },
+    ),
+    ApplyDefinitionsOperator: (
+        {},
+        {
+            "definitions": (
+                [{"dashboards": [{"name": "Sales {{ params.env }}", "tags": ["{{ ds }}"], "layout": []}]}],
+                [{"dashboards": [{"name": "Sales prod", "tags": ["2026-11-20"], "layout": []}]}],
+            ),
+        },
+    ),
+    WorkflowExecutionSensor: (
+        {},
+        {
+            "workflow_id": ("{{ params.workflow }}", WORKFLOW),
+            "execution_id": ("{{ params.execution }}", "ex_abc123"),
         },
     ),
     DataSourceSyncedSensor: (

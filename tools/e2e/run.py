@@ -30,7 +30,8 @@ from events_check import event_driven_start
 from releases import ASSET_WATCHERS, CELERY_RUN, TRIGGER_ON_KILL, Release, airflow_bin, release_of
 
 EXAMPLES = ["analytics_workflow_outputs", "analytics_sync_report_download", "analytics_dashboards_as_code",
-            "analytics_fire_and_forget", "analytics_platform_objects"]  # fmt: skip
+            "analytics_fire_and_forget", "analytics_platform_objects", "analytics_start_then_sense",
+            "analytics_definitions_as_code"]  # fmt: skip
 E2E_DAGS = ["analytics_e2e_worker_wait", "analytics_e2e_deferred_wait"]  # dags/e2e_waits.py
 
 

@@ -1,0 +1,88 @@
+"""Keep data sources, charts, dashboards and workflows as code: plan, then apply (docs/guides/apply-definitions.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_analytics.operators._common import AnalyticsBaseOperator, task_instance_key, task_step
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
+__all__ = ["ApplyDefinitionsOperator"]
+
+
+class ApplyDefinitionsOperator(AnalyticsBaseOperator):
+    """Make the platform match definitions kept as code: read what exists, plan, then change only what differs.
+
+    The definitions are checked in full before any request (an error names the file, the object and the field).
+    The plan lists per object ``create``, ``update`` (dashboards: the fields that differ), ``unchanged``,
+    ``cannot_apply`` (a chart, workflow or data source that differs: the API cannot update it) and ``not_managed``
+    (on the platform, named by no definition; nothing is ever deleted). It is logged as a table. Then, unless
+    ``plan_only``, the writes are sent in dependency order: a create carries an ``Idempotency-Key`` derived from
+    the task instance, so a retried task creates nothing twice; a dashboard update carries ``If-Match`` with the
+    version the plan read, so an edit made meanwhile fails the task instead of being overwritten. A plan with a
+    ``cannot_apply`` object is not applied at all. A second run with the same definitions sends only the reads.
+
+    Returns ``{"plan": ..., "applied": ..., "links": ...}``: the plan, what was written (``None`` with
+    ``plan_only``) and each created or updated dashboard's page in the platform UI (when the connection has a
+    ``ui_url``).
+
+    :param definitions: a path or glob of ``.yaml``/``.yml``/``.json`` files (relative paths are read from the
+        DAG file's folder), a mapping with the sections ``data_sources``, ``charts``, ``dashboards`` and
+        ``workflows``, or a list of those (templated).
+    :param plan_only: stop after the plan (default ``False``).
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("definitions",)
+    template_fields_renderers = {"definitions": "json"}
+    ui_color = "#fef7e0"
+
+    def __init__(
+        self,
+        *,
+        definitions: str | PurePath | Mapping[str, Any] | Sequence[str | PurePath | Mapping[str, Any]],
+        plan_only: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.definitions = definitions
+        self.plan_only = plan_only
+
+    @task_step
+    def execute(self, context: Context) -> dict[str, Any]:
+        plan = self.hook.plan_definitions(self._located(self.definitions))
+        result: dict[str, Any] = {"plan": plan.to_dict(), "applied": None, "links": {}}
+        if self.plan_only:
+            self.log.info("plan_only=True: nothing applied")
+            return result
+        applied = self.hook.apply_plan(plan, key_seed=task_instance_key(context, "definitions"))
+        result["applied"] = applied.to_dict()
+        for item in applied.written:
+            url = self.ui_link(f"dashboards/{item.id}") if item.kind == "dashboard" else None
+            if url:
+                result["links"][item.name] = url
+                self.log.info("Dashboard %r (%s): %s", item.name, item.action, url)
+        return result
+
+    def _located(self, definitions: Any) -> Any:
+        """Relative paths read from the DAG file's folder, as Airflow reads templates: a worker's working
+        directory is not the DAG folder."""
+        if isinstance(definitions, (list, tuple)):
+            return [self._located(item) for item in definitions]
+        folder = getattr(self.get_dag(), "folder", None)
+        if isinstance(definitions, (str, PurePath)) and folder and not PurePath(definitions).is_absolute():
+            return str(PurePath(folder, definitions))
+        return definitions
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the objects the apply created or updated (docs/lineage.md).
+
+        :param task_instance: the finished task instance.
+        """
+        from airflow_provider_analytics.lineage._safe_entry import lineage_for
+
+        return lineage_for(self, task_instance, "apply_definitions")
