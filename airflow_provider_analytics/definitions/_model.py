@@ -15,6 +15,7 @@ __all__ = [
     "KINDS",
     "LABELS",
     "SECTIONS",
+    "Action",
     "ChartDef",
     "DashboardDef",
     "DataSourceDef",
@@ -31,6 +32,8 @@ __all__ = [
 Kind = Literal["data_source", "chart", "dashboard", "workflow"]
 # Dependency order: a chart needs its data source, a dashboard its charts; workflows need nothing.
 KINDS: tuple[Kind, ...] = ("data_source", "chart", "dashboard", "workflow")
+# What applying a plan does to one object (``_plan.py``).
+Action = Literal["create", "update", "unchanged", "cannot_apply", "not_managed"]
 SECTIONS: dict[Kind, str] = {
     "data_source": "data_sources",
     "chart": "charts",

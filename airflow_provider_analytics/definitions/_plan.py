@@ -36,7 +36,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 from airflow_provider_analytics.definitions._compare import (
     FieldChange,
@@ -50,6 +50,7 @@ from airflow_provider_analytics.definitions._model import (
     KINDS,
     LABELS,
     SECTIONS,
+    Action,
     ChartDef,
     DashboardDef,
     DataSourceDef,
@@ -61,7 +62,6 @@ from airflow_provider_analytics.definitions._problems import Problems, one_line
 
 __all__ = ["ACTIONS", "Action", "Change", "Existing", "FieldChange", "Pending", "Plan", "Ref", "make_plan"]
 
-Action = Literal["create", "update", "unchanged", "cannot_apply", "not_managed"]
 ACTIONS: tuple[Action, ...] = ("create", "update", "unchanged", "cannot_apply", "not_managed")
 _ACTION_WORDS = {
     "create": "to create",
