@@ -127,6 +127,18 @@ class StartableJob(RemoteJob):
     # advice on templates).
     start_arguments: ClassVar[tuple[str, ...]]
     mapping_arguments: ClassVar[tuple[str, ...]] = ()
+    # Arguments a task may give by name instead of by id: {name argument: the id argument it stands for}.
+    name_arguments: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def resolve_names(cls, hook: AnalyticsHook, **names: Any) -> dict[str, Any]:
+        """The id arguments the given names stand for, from one listing; before anything is started.
+
+        :param hook: the task's hook.
+        :param names: the :attr:`name_arguments` the task was given (``None``: given by id).
+        :raises AnalyticsInputError: a name that no object or several have, listing what was found.
+        """
+        return {}
 
     @classmethod
     @abstractmethod

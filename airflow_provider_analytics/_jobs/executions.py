@@ -29,6 +29,7 @@ class ExecutionJob(StartableJob):
     lineage_operation = "execute_workflow"
     start_arguments = ("workflow_id", "inputs")
     mapping_arguments = ("inputs",)
+    name_arguments = {"workflow_name": "workflow_id"}
     status_phrases = {"succeeded": "succeeded", "failed": "failed", "cancelled": "was cancelled"}
     __slots__ = ("execution_id", "workflow_id")
     workflow_id: str
@@ -52,6 +53,14 @@ class ExecutionJob(StartableJob):
         from airflow_provider_analytics.wire._ids import validate_id
 
         validate_id(workflow_id, "workflow_id")
+
+    @classmethod
+    def resolve_names(cls, hook: AnalyticsHook, *, workflow_name: Any = None) -> dict[str, Any]:  # type: ignore[override]
+        from airflow_provider_analytics.wire._names import resolve_name
+
+        if workflow_name is None:
+            return {}
+        return {"workflow_id": resolve_name("workflow", hook.list_workflows(), workflow_name)}
 
     @classmethod
     def start(  # type: ignore[override]

@@ -28,6 +28,7 @@ class ReportJob(StartableJob):
     lineage_operation = "generate_report"
     start_arguments = ("dashboard_ids", "format", "name", "parameters")
     mapping_arguments = ("parameters",)
+    name_arguments = {"dashboard_names": "dashboard_ids"}
     status_phrases = {"generating": "is being generated", "failed": "failed", "expired": "expired"}
     __slots__ = ("report_id",)
     report_id: str
@@ -53,6 +54,17 @@ class ReportJob(StartableJob):
 
         # Building the request checks ids, format and the dashboard list without sending anything.
         endpoints.generate_report(dashboard_ids, format, name, parameters)
+
+    @classmethod
+    def resolve_names(cls, hook: AnalyticsHook, *, dashboard_names: Any = None) -> dict[str, Any]:  # type: ignore[override]
+        from airflow_provider_analytics.wire._names import ids_for_names
+        from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+        if dashboard_names is None:
+            return {}
+        if isinstance(dashboard_names, str) or not isinstance(dashboard_names, Sequence):
+            raise AnalyticsInputError(f"dashboard_names must be a list of names, got {dashboard_names!r}")
+        return {"dashboard_ids": ids_for_names("dashboard", hook.list_dashboards(), list(dashboard_names))}
 
     @classmethod
     def start(  # type: ignore[override]

@@ -71,6 +71,19 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     def cancels_on_kill(self) -> bool:
         return self.cancel_on_kill
 
+    def resolve_names(self) -> None:
+        """Names given instead of ids: look them up (once per try, one listing) and set the ids they stand for.
+
+        A deferred task resumes with the ids in its event and never looks a name up again.
+        """
+        names = {name: getattr(self, name, None) for name in self.job.name_arguments}
+        if all(value is None for value in names.values()):
+            return
+        for attribute, value in self.job.resolve_names(self.hook, **names).items():
+            setattr(self, attribute, value)
+            given = next(name for name, ids in self.job.name_arguments.items() if ids == attribute)
+            self.log.info("Resolved %s=%r to %s=%r", given, names[given], attribute, value)
+
     def start_arguments(self) -> dict[str, Any]:
         """The (rendered) arguments the start sends, by the names ``job.start_arguments`` gives."""
         return {name: getattr(self, name) for name in self.job.start_arguments}
@@ -80,6 +93,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     @task_step
     def execute(self, context: Context) -> Any:
+        self.resolve_names()
         arguments = self.start_arguments()
         for name in self.job.mapping_arguments:
             check_templated(arguments[name], name)
@@ -209,6 +223,9 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         started = store.get(self.external_id_key) if store is not None else None
         expected = self.job.from_external_id(started) if started is not None else None
         work, resource, outcome = self.resume(event, expected, deferral)
+        for attribute in self.job.name_arguments.values():
+            if getattr(self, attribute, None) is None:  # given by name: the event names the work (for lineage)
+                setattr(self, attribute, getattr(work, attribute, None))
         return self._finish(work, resource, outcome)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

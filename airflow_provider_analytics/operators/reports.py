@@ -28,7 +28,10 @@ class GenerateReportOperator(RemoteJobOperator):
     ``failed`` or ``expired`` fails the task with the platform's error. A task retry reattaches to the
     report being generated, or returns the ready one, instead of generating another.
 
-    :param dashboard_ids: the dashboards to include, at least one (templated).
+    :param dashboard_ids: the dashboards to include, at least one (templated); give it or ``dashboard_names``.
+    :param dashboard_names: the dashboards' names instead of their ids (templated): looked up once at the start
+        of each try (one listing of dashboards, logged with the ids they resolved to); names that no dashboard or
+        several dashboards have fail the task before anything is generated, all of them in one message.
     :param format: one of ``pdf csv xlsx html`` (templated).
     :param name: the report's name, also the downloaded file's name (templated).
     :param parameters: report parameters (templated).
@@ -44,7 +47,7 @@ class GenerateReportOperator(RemoteJobOperator):
 
     job = ReportJob
     external_id_key = ReportJob.state_key
-    template_fields = ("dashboard_ids", "format", "name", "parameters")
+    template_fields = ("dashboard_ids", "dashboard_names", "format", "name", "parameters")
     template_fields_renderers = {"parameters": "json"}
     operator_extra_links = (ReportLink(),)
     ui_color = "#fef3e8"
@@ -52,14 +55,20 @@ class GenerateReportOperator(RemoteJobOperator):
     def __init__(
         self,
         *,
-        dashboard_ids: Sequence[str],
+        dashboard_ids: Sequence[str] | None = None,
+        dashboard_names: Sequence[str] | None = None,
         format: str = "pdf",
         name: str | None = None,
         parameters: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
+        if (dashboard_ids is None) == (dashboard_names is None):
+            from airflow_provider_analytics.wire._names import one_of
+
+            one_of(dashboard_ids, dashboard_names, "dashboard_ids", "dashboard_names")
         super().__init__(**kwargs)
         self.dashboard_ids = dashboard_ids
+        self.dashboard_names = dashboard_names
         self.format = format
         self.name = name
         self.parameters = parameters

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from airflow.providers.common.compat.sdk import Context
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics._jobs.executions import ExecutionJob
 from airflow_provider_analytics.operators._common import (
@@ -17,6 +15,9 @@ from airflow_provider_analytics.operators._common import (
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ExecutionLink
 
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import Context
+
 __all__ = ["CreateWorkflowOperator", "ExecuteWorkflowOperator"]
 
 
@@ -27,7 +28,10 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
     retry reattaches to a running execution, returns a succeeded one, and starts a fresh one only after a
     failure. Killing the task (or running out of ``timeout``) cancels the execution.
 
-    :param workflow_id: the workflow to run (templated).
+    :param workflow_id: the workflow to run (templated); give it or ``workflow_name``.
+    :param workflow_name: the workflow's name instead of its id (templated): looked up once at the start of each
+        try (one listing of workflows, logged with the id it resolved to); a name that no workflow or several
+        workflows have fails the task before anything is started.
     :param inputs: the execution's inputs, a mapping (templated).
     :param wait_for_completion: wait for a terminal state (default ``True``); ``False`` returns the queued
         execution at once.
@@ -41,14 +45,26 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
 
     job = ExecutionJob
     external_id_key = ExecutionJob.state_key
-    template_fields = ("workflow_id", "inputs")
+    template_fields = ("workflow_id", "workflow_name", "inputs")
     template_fields_renderers = {"inputs": "json"}
     operator_extra_links = (ExecutionLink(),)
     ui_color = "#e8f0fe"
 
-    def __init__(self, *, workflow_id: str, inputs: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        workflow_id: str | None = None,
+        workflow_name: str | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if (workflow_id is None) == (workflow_name is None):
+            from airflow_provider_analytics.wire._names import one_of
+
+            one_of(workflow_id, workflow_name, "workflow_id", "workflow_name")
         super().__init__(**kwargs)
         self.workflow_id = workflow_id
+        self.workflow_name = workflow_name
         self.inputs = inputs
 
 

@@ -39,7 +39,10 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
     ``soft_fail``) when ``fail_on_sync_failure`` is set. Works in poke, reschedule and deferrable modes;
     returns the sync status.
 
-    :param data_source_id: the data source (templated).
+    :param data_source_id: the data source (templated); give it or ``data_source_name``.
+    :param data_source_name: the data source's name instead of its id (templated): looked up once per try (one
+        listing of data sources, logged with the id it resolved to); a name that no data source or several have
+        fails the task.
     :param synced_after: an aware datetime or ISO 8601 string with an offset (templated); default: the
         run's data interval end, else its logical date, else its start.
     :param fail_on_sync_failure: fail on a sync that failed after ``synced_after``.
@@ -47,19 +50,24 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    template_fields = ("data_source_id", "synced_after")
+    template_fields = ("data_source_id", "data_source_name", "synced_after")
     ui_color = "#e6f4ea"
 
     def __init__(
         self,
         *,
-        data_source_id: str,
+        data_source_id: str | None = None,
+        data_source_name: str | None = None,
         synced_after: datetime | str | None = None,
         fail_on_sync_failure: bool = True,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         analytics_conn_id: str = DEFAULT_CONN_ID,
         **kwargs: Any,
     ) -> None:
+        if (data_source_id is None) == (data_source_name is None):
+            from airflow_provider_analytics.wire._names import one_of
+
+            one_of(data_source_id, data_source_name, "data_source_id", "data_source_name")
         # Checked before BaseSensorOperator sees them: its own checks differ between Airflow releases.
         if "poke_interval" in kwargs:
             seconds(kwargs["poke_interval"], "poke_interval")
@@ -67,6 +75,9 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             seconds(kwargs["timeout"], "timeout")
         super().__init__(**kwargs)
         self.data_source_id = data_source_id
+        self.data_source_name = data_source_name
+        # Whether this try looked the name up already (the id is then in data_source_id): once per try.
+        self._name_resolved = False
         self.synced_after = synced_after
         self.fail_on_sync_failure = fail_on_sync_failure
         self.deferrable = deferrable
@@ -104,9 +115,26 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         """
         from airflow_provider_analytics._jobs.syncs import SyncJob  # when the task runs, not at parse time
 
+        if self.data_source_id is None:  # execute and poke look the name up before they get here
+            raise RuntimeError(f"{self.task_id}: data_source_name {self.data_source_name!r} was not looked up")
         return SyncJob(self.data_source_id, threshold.isoformat(), self.fail_on_sync_failure)
 
+    def resolve_name(self) -> None:
+        """Look ``data_source_name`` up, once per try in this process (one listing), and set ``data_source_id``.
+
+        In reschedule mode each poke runs in a new process, from an operator rebuilt without the id: each of
+        those pokes looks the name up again (one listing per poke), which is the price of a name there.
+        """
+        if self.data_source_name is None or self._name_resolved:
+            return
+        from airflow_provider_analytics.wire._names import resolve_name
+
+        self.data_source_id = resolve_name("data source", self.hook.list_data_sources(), self.data_source_name)
+        self._name_resolved = True
+        self.log.info("Resolved data_source_name=%r to data_source_id=%r", self.data_source_name, self.data_source_id)
+
     def poke(self, context: Context) -> PokeReturnValue | bool:
+        self.resolve_name()
         threshold = self.threshold(context)
         wait = self.waiting_on(threshold)
         # The operators' read: a token rotated while the sensor waits is picked up from the connection.
@@ -128,6 +156,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
     def execute(self, context: Context) -> Any:
         from airflow_provider_analytics.wire._ids import validate_id
 
+        self._name_resolved = False  # a new try (or a try started over) looks the name up again
+        self.resolve_name()
         validate_id(self.data_source_id, "data_source_id")
         poll_seconds(self.poke_interval, "poke_interval")
         threshold = self.threshold(context)
@@ -171,6 +201,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         from airflow_provider_analytics._jobs.syncs import SyncJob
 
         wait, checked = read_event(self.log, SyncJob, self.task_id, event, expected, deferral)
+        if self.data_source_id is None:  # given by name: the event names the id; it is not looked up again
+            self.data_source_id = checked["target"].get("data_source_id")
         threshold = self.threshold(context)
         status = checked["resource"] or {}
         if checked["status"] == "success":

@@ -63,7 +63,13 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
     that finished while it was down. A failed sync is not an event (it is logged once); a permanent API error
     (a deleted data source, a refused token) is logged once and polling goes on, as the watcher must not end.
 
-    :param data_source_id: the data source to watch.
+    A watcher given ``data_source_name`` instead of ``data_source_id`` keeps the name in its stored form and looks
+    it up when it starts polling (one listing of data sources, logged with the id it resolved to). A name that no
+    data source or several have is a permanent error: logged at ERROR (again only when the problem changes) and
+    looked up again at every ``poll_interval`` until it names exactly one.
+
+    :param data_source_id: the data source to watch; give it or ``data_source_name``.
+    :param data_source_name: the data source's name instead of its id.
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     :param poll_interval: seconds between polls (at least ``MIN_POLL_INTERVAL``; less is raised to it).
     """
@@ -71,21 +77,31 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
     def __init__(
         self,
         *,
-        data_source_id: str,
+        data_source_id: str | None = None,
+        data_source_name: str | None = None,
         analytics_conn_id: str = DEFAULT_CONN_ID,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow leaves it unannotated
         # Checked here, at DAG parse time: a watcher with bad arguments would otherwise fail in the triggerer.
-        if not isinstance(data_source_id, str) or not ID_PATTERN.match(data_source_id):
+        if data_source_id is not None and data_source_name is not None:
+            from airflow_provider_analytics.wire._names import one_of
+
+            one_of(data_source_id, data_source_name, "data_source_id", "data_source_name")
+        if data_source_name is None and (not isinstance(data_source_id, str) or not ID_PATTERN.match(data_source_id)):
             raise AnalyticsInputError(
                 f"data_source_id must be a platform id (letters, digits, '_' or '-', 1-64), got {data_source_id!r}"
+                + ("; or give data_source_name" if data_source_id is None else "")
             )
+        if data_source_id is None and (not isinstance(data_source_name, str) or not data_source_name):
+            raise AnalyticsInputError(f"data_source_name must be a non-empty string, got {data_source_name!r}")
         if not isinstance(analytics_conn_id, str) or not analytics_conn_id:
             raise AnalyticsInputError(f"analytics_conn_id must be a connection id, got {analytics_conn_id!r}")
         if isinstance(poll_interval, bool) or not isinstance(poll_interval, (int, float)):
             raise AnalyticsInputError(f"poll_interval must be a number of seconds, got {poll_interval!r}")
+        # Given by name, None until the name is looked up (poll_statuses), or taken from a status (event_for).
         self.data_source_id = data_source_id
+        self.data_source_name = data_source_name
         self.analytics_conn_id = analytics_conn_id
         self.poll_interval = max(float(poll_interval), MIN_POLL_INTERVAL)
         # The last last_synced_at reported (or recorded at the first poll), as the platform wrote it; read
@@ -96,8 +112,11 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
     def serialize(self) -> tuple[str, dict[str, Any]]:
         """Class path and kwargs: JSON values in a fixed order, so every parse of a DAG file gives the same
         trigger hash and Airflow keeps the running watcher instead of replacing it."""
+        # The name, never the id it resolves to: the stored form stays what the DAG file says. A watcher given
+        # an id stores exactly the kwargs it always did, so its hash (and the running watcher) stays.
+        which = {"data_source_id": self.data_source_id} if self.data_source_name is None else {}
         kwargs = {
-            "data_source_id": self.data_source_id,
+            **(which or {"data_source_name": self.data_source_name}),
             "analytics_conn_id": self.analytics_conn_id,
             "poll_interval": self.poll_interval,
         }
@@ -110,7 +129,8 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
 
         The interval is part of the key so that a watcher asking for 10 s is never slowed to another's 300 s.
         """
-        return (STREAM_KIND, self.analytics_conn_id, self.data_source_id, self.poll_interval)
+        source = self.data_source_id if self.data_source_name is None else ("name", self.data_source_name)
+        return (STREAM_KIND, self.analytics_conn_id, source, self.poll_interval)
 
     @classmethod
     async def open_shared_stream(cls, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
@@ -147,6 +167,8 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
         not cure, a malformed answer) is logged once at ERROR, and again only when it changes.
         """
         async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
+            if self.data_source_id is None:
+                await self._resolve_name(hook)
             poller = PlatformPoller(hook, self.log, f"the sync status of {self.data_source_id}")
             failing: tuple[object, ...] | None = None
             while True:
@@ -166,8 +188,45 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
                     yield dict(status)
                 await asyncio.sleep(self.poll_interval)
 
+    @property
+    def _source(self) -> str:
+        """The id watched; before a name is looked up (never so once polling), the name, marked as one."""
+        return self.data_source_id if self.data_source_id is not None else f"name:{self.data_source_name}"
+
+    async def _resolve_name(self, hook: AnalyticsAsyncHook) -> None:
+        """Look ``data_source_name`` up (one listing) and set ``data_source_id``; until a listing names exactly one
+        data source, the problem is logged as a permanent error is (once, again when it changes) and the lookup
+        is tried again every ``poll_interval``."""
+        from airflow_provider_analytics.wire._names import resolve_name
+
+        poller = PlatformPoller(hook, self.log, "the list of data sources")
+        failing: object = None
+        while True:
+            try:
+                listed = await poller.poll(self._list, budget=max(self.poll_interval, POLL_BUDGET_FLOOR))
+                if listed is not None:
+                    self.data_source_id = resolve_name("data source", listed, self.data_source_name)
+                    self.log.info("Resolved data source name %r to %s", self.data_source_name, self.data_source_id)
+                    return
+            except AnalyticsError as exc:
+                # An input error's message is the news (what was found); an API error's kind is (its request id
+                # is new on every attempt).
+                problem = (
+                    str(exc) if isinstance(exc, AnalyticsInputError) else (type(exc), getattr(exc, "status", None))
+                )
+                if problem != failing:
+                    failing = problem
+                    self.log.error("Watching data source %r: %s; will keep looking", self.data_source_name, exc)
+            await asyncio.sleep(self.poll_interval)
+
+    @staticmethod
+    async def _list(hook: AnalyticsAsyncHook) -> list[Any]:
+        sources = await hook.call(endpoints.list_data_sources())
+        return list(sources)
+
     async def _fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
-        return await hook.call(endpoints.get_sync_status(self.data_source_id))
+        status = await hook.call(endpoints.get_sync_status(self._source))
+        return status
 
     # --- the watermark ---------------------------------------------------------------------------------
 
@@ -179,6 +238,8 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
 
         :param status: the sync status as the platform answered it.
         """
+        if self.data_source_id is None:  # given by name, sharing a poll that looked the name up (Airflow 3.3)
+            self.data_source_id = status.get("data_source_id")
         self._log_failure_once(status)
         if self._watermark is _UNREAD:
             stored = await self._read_watermark()
@@ -229,7 +290,7 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
         accessors = self._state_accessors()
         if not accessors:
             return _NOTHING_STORED
-        key = watermark_key(self.analytics_conn_id, self.data_source_id)
+        key = watermark_key(self.analytics_conn_id, self._source)
         stored: list[Mapping[str, Any]] = []
         try:
             for accessor in accessors:
@@ -248,7 +309,7 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
     async def _write_watermark(self, last_synced_at: object) -> bool:
         """Record the sync reported (or seen first); ``False`` when the store refused it."""
         value = last_synced_at if isinstance(last_synced_at, str) else None
-        key = watermark_key(self.analytics_conn_id, self.data_source_id)
+        key = watermark_key(self.analytics_conn_id, self._source)
         try:
             for accessor in self._state_accessors():
                 await accessor.aset(key, {"last_synced_at": value})

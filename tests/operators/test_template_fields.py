@@ -177,6 +177,14 @@ def provider_operator_classes() -> set[type[BaseOperator]]:
     return found
 
 
+# A field given instead of another (exactly one of the two, names instead of ids): rendered in a build of its own.
+ALTERNATIVE_FIELDS: dict[type[BaseOperator], tuple[str, dict[str, tuple[Any, Any]]]] = {
+    ExecuteWorkflowOperator: ("workflow_id", {"workflow_name": ("{{ params.env }}-enrichment", "prod-enrichment")}),
+    GenerateReportOperator: ("dashboard_ids", {"dashboard_names": (["{{ params.env }}", "Sales"], ["prod", "Sales"])}),
+    DataSourceSyncedSensor: ("data_source_id", {"data_source_name": ("{{ params.env }}-warehouse", "prod-warehouse")}),
+}
+
+
 def build(cls: type[BaseOperator], **overrides: Any) -> Any:
     fixed, fields = RENDER_CASES[cls]
     kwargs = {**fixed, **{name: template for name, (template, _) in fields.items()}, **overrides}
@@ -194,7 +202,8 @@ def test_template_fields_name_attributes_and_all_render(cls: type[BaseOperator])
     for name in op.template_fields:
         assert hasattr(op, name), f"{cls.__name__}.template_fields names {name!r}, which is not an attribute"
     # Every template field is covered by the case, so a new field must get a rendering check too.
-    assert set(op.template_fields) == set(fields)
+    alternatives = ALTERNATIVE_FIELDS.get(cls, ("", {}))[1]
+    assert set(op.template_fields) == set(fields) | set(alternatives)
     assert set(getattr(cls, "template_fields_renderers", {})) <= set(op.template_fields)
 
     op.render_template_fields(RENDER_CONTEXT)
@@ -202,6 +211,18 @@ def test_template_fields_name_attributes_and_all_render(cls: type[BaseOperator])
     for name, (_, rendered) in fields.items():
         assert getattr(op, name) == rendered, name
     assert "{{" not in json.dumps({name: getattr(op, name) for name in op.template_fields}, default=str)
+
+
+@pytest.mark.parametrize("cls", list(ALTERNATIVE_FIELDS), ids=lambda cls: cls.__name__)
+def test_a_name_given_instead_of_an_id_renders(cls: type[BaseOperator]) -> None:
+    replaced, fields = ALTERNATIVE_FIELDS[cls]
+    fixed, usual = RENDER_CASES[cls]
+    kwargs = {name: template for name, (template, _) in usual.items() if name != replaced}
+    op: Any = cls(task_id=f"render_{cls.__name__}", **fixed, **kwargs, **{n: t for n, (t, _) in fields.items()})
+    op.render_template_fields(RENDER_CONTEXT)
+    for name, (_, rendered) in fields.items():
+        assert getattr(op, name) == rendered, name
+    assert getattr(op, replaced) is None
 
 
 def test_rendered_sensor_time_is_a_usable_threshold() -> None:
