@@ -19,7 +19,7 @@ from typing import Any
 __all__ = ["moved", "moved_module", "moved_names"]
 
 
-def moved_names(module: str, home: str, removal: str = "2.0.0") -> Callable[[str], Any]:
+def moved_names(module: str, home: str, removal: str = "2.0.0", *, wrapped: bool = False) -> Callable[[str], Any]:
     """A module ``__getattr__`` (PEP 562) that answers for the names in ``home.__all__``, warning on each lookup.
 
     ``home`` is imported on such a lookup only: the old module may be on the DAG-parse path (operator modules
@@ -29,23 +29,27 @@ def moved_names(module: str, home: str, removal: str = "2.0.0") -> Callable[[str
     :param module: the old module's ``__name__``.
     :param home: the module that defines the names now, under the same names (:func:`moved` renames).
     :param removal: the release that removes them from the old module.
+    :param wrapped: called from the old module's own ``__getattr__`` (one more frame before the importing line).
     """
 
     def __getattr__(name: str) -> Any:
         dunder = name.startswith("__") and name.endswith("__")
         if not dunder and name in getattr(importlib.import_module(home), "__all__", ()):
-            return _forward(module, name, home, name, removal)
+            return _forward(module, name, home, name, removal, wrapped)
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__
 
 
-def moved(module: str, homes: Mapping[str, str], removal: str = "2.0.0") -> Callable[[str], Any]:
+def moved(
+    module: str, homes: Mapping[str, str], removal: str = "2.0.0", *, wrapped: bool = False
+) -> Callable[[str], Any]:
     """A module ``__getattr__`` for names moved to several modules: ``{old name: "new.module:NewName"}``.
 
     :param module: the old module's ``__name__``.
     :param homes: where each old name lives now, as ``module:name``.
     :param removal: the release that removes them from the old module.
+    :param wrapped: called from the old module's own ``__getattr__`` (one more frame before the importing line).
     """
     where = dict(homes)
 
@@ -53,18 +57,19 @@ def moved(module: str, homes: Mapping[str, str], removal: str = "2.0.0") -> Call
         if name not in where:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         home, _, new = where[name].partition(":")
-        return _forward(module, name, home, new, removal)
+        return _forward(module, name, home, new, removal, wrapped)
 
     return __getattr__
 
 
-def _forward(module: str, name: str, home: str, new: str, removal: str) -> Any:
+def _forward(module: str, name: str, home: str, new: str, removal: str, wrapped: bool) -> Any:
     """Warn that ``module.name`` moved to ``home.new`` (pointing at the importing line), and return it."""
     target = home if new == name else f"{home} (as {new})"
     warnings.warn(
         f"importing {name} from {module} is deprecated and stops working in {removal}; import it from {target}",
         DeprecationWarning,
-        stacklevel=3,  # this function, the module's __getattr__, then the line that imports the old name
+        # this function, the __getattr__ made here (and the module's own, when wrapped), then the importing line
+        stacklevel=4 if wrapped else 3,
     )
     return getattr(importlib.import_module(home), new)
 

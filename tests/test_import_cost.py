@@ -171,11 +171,6 @@ PARSE_PATH_ENTRIES = [
     "airflow_provider_analytics.sensors.data_sources",
 ]
 PARSE_PATH = [
-    "airflow_provider_analytics._deprecation",
-    "airflow_provider_analytics._jobs",
-    "airflow_provider_analytics._jobs.base",
-    "airflow_provider_analytics._jobs.executions",
-    "airflow_provider_analytics._jobs.reports",
     "airflow_provider_analytics.hooks",
     "airflow_provider_analytics.hooks.analytics",
     "airflow_provider_analytics.hooks.base",

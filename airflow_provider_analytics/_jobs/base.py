@@ -117,8 +117,6 @@ class StartableJob(RemoteJob):
 
     # The work in messages: "execution", "report".
     noun: ClassVar[str]
-    # Where Airflow 3.3's task_state_store keeps the external id: read back by later tries, so never changed.
-    state_key: ClassVar[str]
     # The XCom key of the work's id, pushed as soon as it is known.
     xcom_key: ClassVar[str]
     # The name of the work in ``lineage/_extract.py`` (its ``OPERATIONS``).

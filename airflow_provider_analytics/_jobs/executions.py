@@ -24,7 +24,6 @@ class ExecutionJob(StartableJob):
     kind = "execution"
     noun = "execution"
     trigger_path = "airflow_provider_analytics.triggers.executions.ExecutionTrigger"
-    state_key = "analytics_execution"
     xcom_key = "execution_id"
     lineage_operation = "execute_workflow"
     start_arguments = ("workflow_id", "inputs")

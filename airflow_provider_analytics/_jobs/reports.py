@@ -23,7 +23,6 @@ class ReportJob(StartableJob):
     kind = "report"
     noun = "report"
     trigger_path = "airflow_provider_analytics.triggers.reports.ReportTrigger"
-    state_key = "analytics_report"
     xcom_key = "report_id"
     lineage_operation = "generate_report"
     start_arguments = ("dashboard_ids", "format", "name", "parameters")

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
-from airflow_provider_analytics._deprecation import moved
-
 __all__ = ["DEFAULT_CONN_ID", "AnalyticsBaseHook"]
 
 DEFAULT_CONN_ID = "analytics_default"
@@ -44,4 +42,10 @@ _OLD_NAMES = {
 }
 
 if not TYPE_CHECKING:  # at run time only: for mypy the old names do not exist, so new code cannot use them
-    __getattr__ = moved(__name__, _OLD_NAMES)
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):  # the import system's own lookups (__path__): never load the shim for them
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from airflow_provider_analytics._deprecation import moved  # on such a lookup only, not at parse time
+
+        return moved(__name__, _OLD_NAMES, wrapped=True)(name)

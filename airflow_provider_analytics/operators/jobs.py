@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from airflow.providers.common.compat.sdk import ResumableJobMixin, conf
 
-from airflow_provider_analytics._deprecation import moved_names
 from airflow_provider_analytics.operators._common import check_templated, task_instance_key, task_step
-from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, TaskTry, started_over
+from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, TaskTry, described, started_over
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -32,8 +31,18 @@ if TYPE_CHECKING:
     from airflow_provider_analytics._jobs.base import RemoteJob, StartableJob
 
 __all__ = ["RemoteJobOperator"]
-# The failures are defined in operators/errors.py, their one home; importing them from here warns until 2.0.0.
-__getattr__ = moved_names(__name__, "airflow_provider_analytics.operators.errors")
+
+
+def __getattr__(name: str) -> Any:
+    """The task failures this module exported in 1.0.0, importable from here with a warning until 2.0.0.
+
+    :param name: the attribute looked up on this module.
+    """
+    if name.startswith("__"):  # the import system's own lookups (__path__): never load the shim for them
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from airflow_provider_analytics._deprecation import moved_names  # on such a lookup only, not at parse time
+
+    return moved_names(__name__, "airflow_provider_analytics.operators.errors", wrapped=True)(name)
 
 
 class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
@@ -42,7 +51,8 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     It names the kind of work (``job``, a description in ``_jobs/``: how it starts, is found again, read,
     judged, cancelled and named), the task's arguments the start takes (attributes named by
     ``job.start_arguments``), its template fields, its extra link (the work's page) and ``external_id_key``
-    (``job.state_key``). This class is the only place Airflow's ``ResumableJobMixin`` is adapted.
+    (where ``task_state_store`` keeps the work's id). This class is the only place Airflow's
+    ``ResumableJobMixin`` is adapted.
 
     :param wait_for_completion: wait until the work is finished; else return it as started.
     :param deferrable: wait in the triggerer instead of holding a worker slot.
@@ -51,7 +61,10 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     :param cancel_on_kill: cancel the remote work when the task is killed or times out.
     """
 
-    job: ClassVar[type[StartableJob]]
+    @property
+    def job(self) -> type[StartableJob]:
+        """The description of the work this task starts (``job_path``)."""
+        return cast("type[StartableJob]", described(self.job_path))
 
     def __init__(
         self,

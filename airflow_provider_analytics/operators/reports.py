@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import conf
 
-from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics.operators._common import task_step
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
@@ -45,8 +44,9 @@ class GenerateReportOperator(RemoteJobOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    job = ReportJob
-    external_id_key = ReportJob.state_key
+    job_path = "airflow_provider_analytics._jobs.reports:ReportJob"
+    # Where Airflow 3.3's task_state_store keeps the report: later tries read it back, so it never changes.
+    external_id_key = "analytics_report"
     template_fields = ("dashboard_ids", "dashboard_names", "format", "name", "parameters")
     template_fields_renderers = {"parameters": "json"}
     operator_extra_links = (ReportLink(),)
@@ -91,7 +91,7 @@ class DownloadReportOperator(RemoteWaitOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    job = ReportJob
+    job_path = "airflow_provider_analytics._jobs.reports:ReportJob"
     template_fields = ("report_id", "destination")
     # A report that failed or expired stays so: this task does not generate it, so no retry can change that.
     failed_work_is_final = True
@@ -122,7 +122,7 @@ class DownloadReportOperator(RemoteWaitOperator):
         where = Destination.parse(self.destination)
         if not where.is_folder:  # fail before waiting; the hook checks again right before it writes
             refuse_existing(where.path, self.overwrite)
-        report: RemoteJob = ReportJob(self.report_id)
+        report: RemoteJob = self.job.from_target({"report_id": self.report_id})
         deadline = self.begin_try(context).deadline
         resource, outcome = self.wait_for(report, self.read(report.fetch()), deadline)
         if outcome == "failure":
@@ -139,7 +139,8 @@ class DownloadReportOperator(RemoteWaitOperator):
         """
         if started_over(self.log, event, context):
             return self.execute(context)
-        report, resource, outcome = self.resume(event, ReportJob(self.report_id), deferral)
+        expected = self.job.from_target({"report_id": self.report_id})
+        report, resource, outcome = self.resume(event, expected, deferral)
         if outcome == "failure":
             self.failed(report, resource)
         return self._download(context, resource)

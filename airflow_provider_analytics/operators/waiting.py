@@ -9,6 +9,7 @@ What one try knows is one declared :class:`TaskTry`, made when the try starts.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import time
 from collections.abc import Mapping
@@ -17,7 +18,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow.providers.common.compat.sdk import conf
 
-from airflow_provider_analytics._deprecation import moved_names
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     handed_links,
@@ -43,8 +43,18 @@ EXECUTION_TIMEOUT_MARGIN = 15.0
 # The status before the first look: unlike any status (None included), so the first state seen is logged.
 _NOTHING_SEEN = object()
 __all__ = ["RemoteWaitOperator", "TaskTry"]
-# The failures are defined in operators/errors.py, their one home; importing them from here warns until 2.0.0.
-__getattr__ = moved_names(__name__, "airflow_provider_analytics.operators.errors")
+
+
+def __getattr__(name: str) -> Any:
+    """The failures of a wait this module exported in 1.0.0, importable from here with a warning until 2.0.0.
+
+    :param name: the attribute looked up on this module.
+    """
+    if name.startswith("__"):  # the import system's own lookups (__path__): never load the shim for them
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from airflow_provider_analytics._deprecation import moved_names  # on such a lookup only, not at parse time
+
+    return moved_names(__name__, "airflow_provider_analytics.operators.errors", wrapped=True)(name)
 
 
 class TaskTry:
@@ -114,6 +124,17 @@ def read_event(
     return work, checked
 
 
+@functools.cache
+def described(path: str) -> type[RemoteJob]:
+    """The description of a kind of work, ``module:Class`` in ``_jobs/``, imported on first use.
+
+    :param path: as an operator's ``job_path`` gives it.
+    """
+    module, _, name = path.partition(":")
+    job: type[RemoteJob] = getattr(importlib.import_module(module), name)
+    return job
+
+
 class RemoteWaitOperator(AnalyticsBaseOperator):
     """Base of operators that wait for one piece of platform work, on the worker or in the triggerer.
 
@@ -127,8 +148,15 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    # The kind of work waited on: it fetches, judges, cancels and names the work, and names its trigger.
-    job: ClassVar[type[RemoteJob]]
+    # The kind of work waited on: its description in _jobs/<kind>.py, as "module:Class". It fetches, judges,
+    # cancels and names the work, and names its trigger. Named by path, it is imported when the task runs: parsing
+    # a DAG file never loads it (CONTRIBUTING.md, "The DAG-parse path").
+    job_path: ClassVar[str]
+
+    @property
+    def job(self) -> type[RemoteJob]:
+        """The description of the work waited on (``job_path``)."""
+        return described(self.job_path)
 
     def __init__(
         self,

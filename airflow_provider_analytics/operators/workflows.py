@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_analytics._jobs.executions import ExecutionJob
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
@@ -43,8 +42,9 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    job = ExecutionJob
-    external_id_key = ExecutionJob.state_key
+    job_path = "airflow_provider_analytics._jobs.executions:ExecutionJob"
+    # Where Airflow 3.3's task_state_store keeps the execution: later tries read it back, so it never changes.
+    external_id_key = "analytics_execution"
     template_fields = ("workflow_id", "workflow_name", "inputs")
     template_fields_renderers = {"inputs": "json"}
     operator_extra_links = (ExecutionLink(),)

@@ -16,7 +16,6 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_analytics._jobs.executions import ExecutionJob
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
@@ -32,6 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Collection
 
     from airflow.providers.common.compat.sdk import Context
+
+    from airflow_provider_analytics._jobs.executions import ExecutionJob
 
 __all__ = ["WorkflowExecutionSensor"]
 
@@ -94,10 +95,13 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
 
     def waiting_on(self) -> ExecutionJob:
         """The execution waited for: the description its trigger runs from too."""
+        from airflow_provider_analytics._jobs.executions import ExecutionJob  # when the task runs, not at parse
+
         return ExecutionJob(workflow_id=self.workflow_id, execution_id=self.execution_id)
 
     def failing_statuses(self) -> frozenset[str]:
         """``fail_on``, checked: each status must be one the platform ends an execution in failure with."""
+        from airflow_provider_analytics._jobs.executions import ExecutionJob
         from airflow_provider_analytics.wire._contract import ExecutionStatus
         from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
@@ -188,7 +192,7 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
             return self.execute(context)
         self.pushed_links = handed_links(deferral)
         job = self.waiting_on()
-        _, checked = read_event(self.log, ExecutionJob, self.task_id, event, job.target, deferral)
+        _, checked = read_event(self.log, type(job), self.task_id, event, job.target, deferral)
         execution = checked["resource"]
         if checked["status"] == "timeout":
             raise AirflowSensorTimeout(self._timeout_message(job, execution or {}))

@@ -171,7 +171,9 @@ def provider_operator_classes() -> set[type[BaseOperator]]:
                     and not name.startswith("_")
                     and not inspect.isabstract(cls)
                     and cls.execute is not BaseOperator.execute
-                    and not (issubclass(cls, RemoteWaitOperator) and not hasattr(cls, "job"))  # a base to configure
+                    and not (
+                        issubclass(cls, RemoteWaitOperator) and not hasattr(cls, "job_path")
+                    )  # a base to configure
                 ):
                     found.add(cls)
     return found
