@@ -87,7 +87,10 @@ def describe(task_id: str, key: str, value: Any) -> None:
         elif key == "return_value" and isinstance(value, str):
             print(f"    {task_id} returned {value!r}")
         return
-    if key == "download":
+    if "plan" in value and isinstance(value["plan"], dict):  # ApplyDefinitionsOperator
+        written = (value.get("applied") or {}).get("counts")
+        print(f"    {value['plan'].get('summary')}; written: {json.dumps(written)}")
+    elif key == "download":
         print(f"    report file  {value['uri']}  {value['size']} bytes  sha256 {value['sha256']}")
     elif "outputs" in value:
         print(f"    execution {value['id']}: {value['status']}  outputs {json.dumps(value['outputs'])[:150]}")
