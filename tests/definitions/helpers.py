@@ -86,8 +86,11 @@ def actions(plan: Any) -> list[tuple[str, str, str]]:
 
 
 def logged(capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> str:
-    """What the hook logged: Airflow 3.1+ logs through structlog to stdout, earlier releases through logging."""
-    return capsys.readouterr().out + "\n".join(record.getMessage() for record in caplog.records)
+    """What the hook logged, each line once: Airflow 3.1+ logs through structlog to stdout, earlier releases
+    through logging, which Airflow 2.11 also prints to stdout (a record already printed is not added again)."""
+    out = capsys.readouterr().out
+    records = [record.getMessage() for record in caplog.records]
+    return "\n".join([out, *(message for message in records if message not in out)])
 
 
 def write_file(folder: Path, name: str, document: Any) -> Path:
