@@ -15,13 +15,15 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
-from airflow.providers.common.compat.sdk import BaseOperator
+from airflow.providers.common.compat.sdk import BaseOperator, conf
 
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
+    from typing import Concatenate, ParamSpec, TypeVar
+
     from airflow.providers.common.compat.sdk import Context
 
     from airflow_provider_analytics.hooks.analytics import AnalyticsHook
@@ -29,10 +31,14 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.wire._calls import Call
     from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
-S = TypeVar("S")
-T = TypeVar("T")
-P = ParamSpec("P")
-R = TypeVar("R")
+    S = TypeVar("S")
+    T = TypeVar("T")
+    P = ParamSpec("P")
+    R = TypeVar("R")
+
+# The default of every ``deferrable`` here, as Airflow's own deferrable operators take it; read once per process
+# (a read costs about 0.1 ms, and a DAG file that imports the operators would pay it per class at every parse).
+DEFAULT_DEFERRABLE: bool = conf.getboolean("operators", "default_deferrable", fallback=False)
 
 
 def _input_error(message: str) -> AnalyticsInputError:

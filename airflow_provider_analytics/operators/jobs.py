@@ -20,9 +20,14 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from airflow.providers.common.compat.sdk import ResumableJobMixin, conf
+from airflow.providers.common.compat.sdk import ResumableJobMixin
 
-from airflow_provider_analytics.operators._common import check_templated, task_instance_key, task_step
+from airflow_provider_analytics.operators._common import (
+    DEFAULT_DEFERRABLE,
+    check_templated,
+    task_instance_key,
+    task_step,
+)
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, TaskTry, described, started_over
 
 if TYPE_CHECKING:
@@ -70,7 +75,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         self,
         *,
         wait_for_completion: bool = True,
-        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        deferrable: bool = DEFAULT_DEFERRABLE,
         poll_interval: float | timedelta = 10,
         timeout: float | timedelta | None = None,
         cancel_on_kill: bool = True,

@@ -6,9 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow.providers.common.compat.sdk import conf
-
-from airflow_provider_analytics.operators._common import task_step
+from airflow_provider_analytics.operators._common import DEFAULT_DEFERRABLE, task_step
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
 from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, started_over
@@ -102,7 +100,7 @@ class DownloadReportOperator(RemoteWaitOperator):
         report_id: str,
         destination: Any,
         overwrite: bool = False,
-        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        deferrable: bool = DEFAULT_DEFERRABLE,
         poll_interval: float | timedelta = 10,
         timeout: float | timedelta | None = 3600,
         **kwargs: Any,

@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
-from airflow.providers.common.compat.sdk import conf
-
 from airflow_provider_analytics.operators._common import (
+    DEFAULT_DEFERRABLE,
     AnalyticsBaseOperator,
     handed_links,
     poll_seconds,
@@ -161,7 +160,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
     def __init__(
         self,
         *,
-        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        deferrable: bool = DEFAULT_DEFERRABLE,
         poll_interval: float | timedelta = 10,
         timeout: float | timedelta | None = None,
         **kwargs: Any,

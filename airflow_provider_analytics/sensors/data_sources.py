@@ -13,11 +13,16 @@ from airflow.providers.common.compat.sdk import (
     AirflowSkipException,
     BaseSensorOperator,
     PokeReturnValue,
-    conf,
 )
 
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
-from airflow_provider_analytics.operators._common import HookOwner, poll_seconds, seconds, task_step
+from airflow_provider_analytics.operators._common import (
+    DEFAULT_DEFERRABLE,
+    HookOwner,
+    poll_seconds,
+    seconds,
+    task_step,
+)
 from airflow_provider_analytics.operators.waiting import read_event, started_over
 
 if TYPE_CHECKING:
@@ -60,7 +65,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         data_source_name: str | None = None,
         synced_after: datetime | str | None = None,
         fail_on_sync_failure: bool = True,
-        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        deferrable: bool = DEFAULT_DEFERRABLE,
         analytics_conn_id: str = DEFAULT_CONN_ID,
         **kwargs: Any,
     ) -> None:

@@ -13,11 +13,11 @@ from airflow.providers.common.compat.sdk import (
     AirflowSkipException,
     BaseSensorOperator,
     PokeReturnValue,
-    conf,
 )
 
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators._common import (
+    DEFAULT_DEFERRABLE,
     AnalyticsBaseOperator,
     handed_links,
     poll_seconds,
@@ -74,7 +74,7 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         workflow_id: str,
         execution_id: str,
         fail_on: Collection[str] = ("failed", "cancelled"),
-        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        deferrable: bool = DEFAULT_DEFERRABLE,
         analytics_conn_id: str = DEFAULT_CONN_ID,
         **kwargs: Any,
     ) -> None:
