@@ -95,6 +95,18 @@ def check_templated(value: object, what: str, shape: Literal["mapping", "list"] 
     raise _input_error(f"{what} must be {noun}, got {type(value).__name__}")
 
 
+def check_poke_durations(arguments: Mapping[str, Any]) -> None:
+    """A sensor's ``poke_interval`` and ``timeout``, checked before ``BaseSensorOperator`` sees them.
+
+    Its own checks differ between Airflow releases; these name the argument and what to give.
+
+    :param arguments: the keyword arguments the sensor hands on to ``BaseSensorOperator``.
+    """
+    for name in ("poke_interval", "timeout"):
+        if name in arguments:
+            seconds(arguments[name], name)
+
+
 def poll_seconds(value: float | int | timedelta, what: str = "poll_interval") -> float:
     """A poll interval in seconds, at least ``MIN_POLL_INTERVAL`` so a task can never flood the platform.
 

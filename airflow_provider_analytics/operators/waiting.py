@@ -4,7 +4,9 @@
 resume, give up at the deadline, report a failure" behind the job operators (which also start the work) and
 ``DownloadReportOperator`` (which waits for a report someone else started). What is fetched, how it is
 judged and named comes from the work's description in ``_jobs/<kind>.py``, the one its trigger runs from.
-What one try knows is one declared :class:`TaskTry`, made when the try starts.
+What one try knows is one declared :class:`TaskTry`, made when the try starts. The sensors wait through
+Airflow's own poke loop; what they share with the operators and with each other is here too: the resume
+(:func:`read_event`, :func:`started_over`) and the poll's log line (:func:`log_poll`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ DEFER_BACKSTOP_SECONDS = 300.0
 # deadline fires first and ends the wait cleanly instead of Airflow killing the task.
 EXECUTION_TIMEOUT_MARGIN = 15.0
 # The status before the first look: unlike any status (None included), so the first state seen is logged.
-_NOTHING_SEEN = object()
+NOTHING_SEEN = object()
 __all__ = ["RemoteWaitOperator", "TaskTry"]
 
 
@@ -121,6 +123,23 @@ def read_event(
     work = job.from_target(checked["target"])
     log.info("%s", resumed_line(work.describe(), checked, deferral))
     return work, checked
+
+
+def log_poll(log: Any, work: RemoteJob, resource: Mapping[str, Any], last_status: object, interval: float) -> object:
+    """Log a poll (or a poke) that found the work still going; returns the status to pass next time.
+
+    A status change is logged at INFO (the first status seen in this process counts as one), a poll that saw
+    none at DEBUG: a wait of hours must not fill the task log with one line per poll.
+
+    :param log: the task's logger.
+    :param work: the work waited on.
+    :param resource: its state as just read.
+    :param last_status: what the previous call returned; :data:`NOTHING_SEEN` before the first.
+    :param interval: seconds to the next poll, for the line.
+    """
+    status = resource.get("status")
+    (log.info if status != last_status else log.debug)("%s; next check in %g s", work.state_of(resource), interval)
+    return status
 
 
 @functools.cache
@@ -216,7 +235,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
         from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, AnalyticsError
 
-        last_status: object = _NOTHING_SEEN
+        last_status: object = NOTHING_SEEN
         while (result := work.outcome(resource)) is None:
             remaining = None if deadline is None else deadline - time.time()
             if remaining is not None and remaining <= 0:
@@ -228,11 +247,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
                     timeout=None if remaining is None else timedelta(seconds=remaining + DEFER_BACKSTOP_SECONDS),
                     kwargs={"deferral": self.deferral()},
                 )
-            # A state change at INFO (the first state seen counts as one), a poll that saw none at DEBUG: a wait
-            # of hours must not fill the task log with one line per poll.
-            log = self.log.info if resource.get("status") != last_status else self.log.debug
-            last_status = resource.get("status")
-            log("%s; next check in %g s", work.state_of(resource), self.poll_interval)
+            last_status = log_poll(self.log, work, resource, last_status, self.poll_interval)
             time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
             try:
                 # A poll waits out the platform's rate limit (its 429s do not use up the client's retries), but

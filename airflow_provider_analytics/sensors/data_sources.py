@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -10,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import (
     AirflowFailException,
     AirflowSensorTimeout,
-    AirflowSkipException,
     BaseSensorOperator,
     PokeReturnValue,
 )
@@ -19,11 +17,11 @@ from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators._common import (
     DEFAULT_DEFERRABLE,
     HookOwner,
+    check_poke_durations,
     poll_seconds,
-    seconds,
     task_step,
 )
-from airflow_provider_analytics.operators.waiting import read_event, started_over
+from airflow_provider_analytics.operators.waiting import NOTHING_SEEN, log_poll, read_event, started_over
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -31,9 +29,6 @@ if TYPE_CHECKING:
     from airflow_provider_analytics._jobs.syncs import SyncJob
 
 __all__ = ["DataSourceSyncedSensor"]
-
-# The status before the first poke: unlike any status (None included), so the first state seen is logged.
-_NOTHING_SEEN = object()
 
 
 class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
@@ -73,11 +68,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             from airflow_provider_analytics.wire._names import one_of
 
             one_of(data_source_id, data_source_name, "data_source_id", "data_source_name")
-        # Checked before BaseSensorOperator sees them: its own checks differ between Airflow releases.
-        if "poke_interval" in kwargs:
-            seconds(kwargs["poke_interval"], "poke_interval")
-        if "timeout" in kwargs:
-            seconds(kwargs["timeout"], "timeout")
+        check_poke_durations(kwargs)
         super().__init__(**kwargs)
         self.data_source_id = data_source_id
         self.data_source_name = data_source_name
@@ -87,9 +78,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         self.fail_on_sync_failure = fail_on_sync_failure
         self.deferrable = deferrable
         self.analytics_conn_id = analytics_conn_id
-        # The status the last poke saw, so that a poke logs at INFO only when it changed (the first one counts).
-        # Kept in memory: in reschedule mode each poke runs in a new process and logs its state at INFO.
-        self._last_status: object = _NOTHING_SEEN
+        # The status the last poke in this process saw (log_poll): in reschedule mode each poke starts afresh.
+        self._last_status: object = NOTHING_SEEN
 
     def threshold(self, context: Context) -> datetime:
         """The time the data must be fresh from (see ``synced_after``)."""
@@ -151,10 +141,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             self.log.info("data source %s synced at %s (needed %s)", self.data_source_id,
                           status.get("last_synced_at"), threshold.isoformat())  # fmt: skip
             return PokeReturnValue(is_done=True, xcom_value=dict(status))
-        # A change at INFO, a poke that saw none at DEBUG: a wait of hours must not log one line per poke.
-        log = self.log.info if status.get("status") != self._last_status else self.log.debug
-        self._last_status = status.get("status")
-        log("%s; next check in %g s", wait.state_of(status), float(self.poke_interval))
+        self._last_status = log_poll(self.log, wait, status, self._last_status, float(self.poke_interval))
         return False
 
     @task_step
@@ -168,29 +155,10 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         threshold = self.threshold(context)
         if not self.deferrable:
             return super().execute(context)
-        try:
-            first = self.poke(context)
-        except AirflowFailException as failure:
-            # This first check runs outside BaseSensorOperator.execute, which is where soft_fail is applied.
-            if self.soft_fail or self.never_fail:
-                raise AirflowSkipException(f"Skipping (soft_fail): {failure}") from failure
-            raise
-        if isinstance(first, PokeReturnValue):
-            return first.xcom_value
-        from airflow_provider_analytics._jobs.events import try_number_of
+        from airflow_provider_analytics.sensors._poking import poke_then_defer
         from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
 
-        self.defer(
-            trigger=DataSourceSyncTrigger(
-                **self.waiting_on(threshold).target,
-                poll_interval=float(self.poke_interval),
-                deadline=time.time() + float(self.timeout),
-                analytics_conn_id=self.analytics_conn_id,
-                try_number=try_number_of(context),
-            ),
-            method_name="execute_complete",
-            kwargs={"deferral": {"at": time.time()}},  # when it deferred, for the resume's log line
-        )
+        return poke_then_defer(self, context, self.waiting_on(threshold), DataSourceSyncTrigger)
 
     @task_step
     def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> Any:

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from airflow.providers.common.compat.sdk import (
-    AirflowFailException,
-    AirflowSensorTimeout,
-    AirflowSkipException,
-    BaseSensorOperator,
-    PokeReturnValue,
-)
+from airflow.providers.common.compat.sdk import AirflowSensorTimeout, BaseSensorOperator, PokeReturnValue
 
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators._common import (
     DEFAULT_DEFERRABLE,
     AnalyticsBaseOperator,
+    check_poke_durations,
     handed_links,
     poll_seconds,
-    seconds,
     task_step,
 )
 from airflow_provider_analytics.operators.links import ExecutionLink
-from airflow_provider_analytics.operators.waiting import DEFER_BACKSTOP_SECONDS, read_event, started_over
+from airflow_provider_analytics.operators.waiting import NOTHING_SEEN, log_poll, read_event, started_over
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -35,9 +27,6 @@ if TYPE_CHECKING:
     from airflow_provider_analytics._jobs.executions import ExecutionJob
 
 __all__ = ["WorkflowExecutionSensor"]
-
-# The status before the first poke: unlike any status (None included), so the first state seen is logged.
-_NOTHING_SEEN = object()
 
 
 class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
@@ -78,11 +67,7 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         analytics_conn_id: str = DEFAULT_CONN_ID,
         **kwargs: Any,
     ) -> None:
-        # Checked before BaseSensorOperator sees them: its own checks differ between Airflow releases.
-        if "poke_interval" in kwargs:
-            seconds(kwargs["poke_interval"], "poke_interval")
-        if "timeout" in kwargs:
-            seconds(kwargs["timeout"], "timeout")
+        check_poke_durations(kwargs)
         super().__init__(analytics_conn_id=analytics_conn_id, **kwargs)
         self.workflow_id = workflow_id
         self.execution_id = execution_id
@@ -90,7 +75,7 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         self.deferrable = deferrable
         # What the last poke saw in this process: its status, so that a poke logs at INFO only when it changed,
         # and the execution, for the timeout's message. In reschedule mode each poke runs in a new process.
-        self._last_status: object = _NOTHING_SEEN
+        self._last_status: object = NOTHING_SEEN
         self._last_seen: Mapping[str, Any] = {}
 
     def waiting_on(self) -> ExecutionJob:
@@ -122,10 +107,7 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         outcome = job.outcome(execution)
         if outcome is not None:
             return PokeReturnValue(is_done=True, xcom_value=self._finish(job, execution, outcome))
-        # A change at INFO, a poke that saw none at DEBUG: a wait of hours must not log one line per poke.
-        log = self.log.info if execution.get("status") != self._last_status else self.log.debug
-        self._last_status = execution.get("status")
-        log("%s; next check in %g s", job.state_of(execution), float(self.poke_interval))
+        self._last_status = log_poll(self.log, job, execution, self._last_status, float(self.poke_interval))
         return False
 
     @task_step
@@ -152,33 +134,11 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
                 return super().execute(context)
             except AirflowSensorTimeout as timed_out:  # Airflow's own message names neither the work nor its state
                 raise AirflowSensorTimeout(self._timeout_message(job, self._last_seen)) from timed_out
-        try:
-            first = self.poke(context)
-        except AirflowFailException as failure:
-            # This first check runs outside BaseSensorOperator.execute, which is where soft_fail is applied.
-            if self.soft_fail or self.never_fail:
-                raise AirflowSkipException(f"Skipping (soft_fail): {failure}") from failure
-            raise
-        if isinstance(first, PokeReturnValue):
-            return first.xcom_value
-        from airflow_provider_analytics._jobs.events import try_number_of
+        from airflow_provider_analytics.sensors._poking import poke_then_defer
         from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 
-        self.defer(
-            trigger=ExecutionTrigger(
-                **job.target,
-                poll_interval=float(self.poke_interval),
-                deadline=time.time() + float(self.timeout),
-                analytics_conn_id=self.analytics_conn_id,
-                cancel_on_kill=False,  # not this task's execution: a kill must never cancel it
-                try_number=try_number_of(context),
-            ),
-            method_name="execute_complete",
-            # Only a backstop for a lost triggerer: the trigger itself fires a timeout event at the deadline.
-            timeout=timedelta(seconds=float(self.timeout) + DEFER_BACKSTOP_SECONDS),
-            # When it deferred (for the resume's log line) and the link pushed, so get_link answers without a read.
-            kwargs={"deferral": {"at": time.time(), "links": dict(self.pushed_links)}},
-        )
+        # Not this task's execution: a kill must never cancel it.
+        return poke_then_defer(self, context, job, ExecutionTrigger, cancel_on_kill=False)
 
     @task_step
     def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> Any:

@@ -52,6 +52,11 @@ def test_deferrable_sensor_defers_on_stale_data(sandbox: SandboxServer) -> None:
     assert trigger.deadline is not None
     assert before + 600 <= trigger.deadline <= time.time() + 600
     assert deferred.value.method_name == "execute_complete"
+    # Airflow's own timeout is a backstop past the trigger's deadline, for a triggerer that is gone.
+    assert deferred.value.timeout is not None
+    assert timedelta(seconds=600) < deferred.value.timeout <= timedelta(seconds=900)
+    assert deferred.value.kwargs is not None
+    assert set(deferred.value.kwargs["deferral"]) == {"at"}  # the sensor shows no link: nothing to hand over
     assert [(m, p) for m, p, _ in requests_summary(sandbox)] == [("GET", f"/v1/data-sources/{DATA_SOURCE}/sync")]
 
 
