@@ -189,3 +189,13 @@ PARSE_PATH = [
 def test_a_dag_file_loads_only_the_parse_path() -> None:
     seen = _imports(PARSE_PATH_ENTRIES, ["airflow_provider_analytics"])
     assert sorted(name for name in seen[PARSE_PATH_ENTRIES[-1]] if name != "airflow_provider_analytics") == PARSE_PATH
+
+
+def test_a_dag_file_without_the_hook_loads_no_hook_module() -> None:
+    # Most DAG files use operators and sensors only: they name the default connection without a hook module, and
+    # so without Airflow's BaseHook, at every parse.
+    entries = PARSE_PATH_ENTRIES[1:]
+    seen = _imports(entries, ["airflow_provider_analytics", "airflow.sdk.bases.hook"])[entries[-1]]
+    assert "airflow_provider_analytics.hooks" in seen  # the package, where DEFAULT_CONN_ID lives
+    assert not [name for name in seen if name.startswith("airflow_provider_analytics.hooks.")]
+    assert "airflow.sdk.bases.hook" not in seen

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
-__all__ = ["DEFAULT_CONN_ID", "AnalyticsBaseHook"]
+from airflow_provider_analytics.hooks import DEFAULT_CONN_ID
 
-DEFAULT_CONN_ID = "analytics_default"
+__all__ = ["DEFAULT_CONN_ID", "AnalyticsBaseHook"]
 
 
 class AnalyticsBaseHook(BaseHook):

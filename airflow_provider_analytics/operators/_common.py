@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from airflow.providers.common.compat.sdk import BaseOperator, conf
 
-from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
+from airflow_provider_analytics.hooks import DEFAULT_CONN_ID
 
 if TYPE_CHECKING:
     from typing import Concatenate, ParamSpec, TypeVar

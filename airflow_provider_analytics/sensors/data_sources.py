@@ -13,7 +13,7 @@ from airflow.providers.common.compat.sdk import (
     PokeReturnValue,
 )
 
-from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
+from airflow_provider_analytics.hooks import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators._common import (
     DEFAULT_DEFERRABLE,
     HookOwner,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.providers.common.compat.sdk import AirflowSensorTimeout, BaseSensorOperator, PokeReturnValue
 
-from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
+from airflow_provider_analytics.hooks import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators._common import (
     DEFAULT_DEFERRABLE,
     AnalyticsBaseOperator,
