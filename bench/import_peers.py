@@ -10,7 +10,9 @@ not editable: as a wheel installs) and the peers, with every package ``.venv`` h
 its bytecode is cached in a temp folder (``PYTHONPYCACHEPREFIX``), as an installed wheel's is. Each run is a
 fresh interpreter pinned to CPU 0 that imports ``airflow.sdk``, then times the set's modules in-process; runs
 alternate across the sets so drift hits all alike. The figure per set is the median of its runs; the ratio
-is this provider's median over the median of the four peers' medians.
+is this provider's median over the median of the four peers' medians. On a shared machine one set's runs
+spread over a factor of two (this provider's: 6 to 12 ms), so a median of 9 runs moved by 2 ms between two
+runs of the same code; the comparison takes 25 runs per set by default and shows each set's quartiles.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchlib import ROOT, median
+from benchlib import ROOT, median, percentile
 
 UV = ROOT / ".tools" / "bin" / "uv"
 OURS = "this provider"
@@ -65,9 +67,11 @@ print(json.dumps(time.perf_counter() - started))
 
 @dataclass(frozen=True)
 class PeerFigures:
-    """Per set: the median ms of its runs and the installed version; the ratio of ours to the peers' median."""
+    """Per set: the median ms of its runs, their quartiles and the installed version; the ratio of ours to the
+    peers' median."""
 
     medians_ms: dict[str, float]
+    quartiles_ms: dict[str, tuple[float, float]]
     versions: dict[str, str]
     ratio: float
 
@@ -127,5 +131,6 @@ def compare(folder: Path, env: dict[str, str], runs: int) -> PeerFigures:
         for name, (_, modules) in SETS.items():
             samples[name].append(1000 * one(modules))
     medians = {name: median(values) for name, values in samples.items()}
+    quartiles = {name: (percentile(values, 0.25), percentile(values, 0.75)) for name, values in samples.items()}
     peers = median([value for name, value in medians.items() if name != OURS])
-    return PeerFigures(medians, versions_of(python), medians[OURS] / peers)
+    return PeerFigures(medians, quartiles, versions_of(python), medians[OURS] / peers)

@@ -138,8 +138,10 @@ def summarize(samples: dict[str, list[dict[str, float]]]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="interpreters per kind and mode (at least 7)")
+    parser.add_argument("--peer-runs", type=int, default=25, help="interpreters per set next to peers (at least 9)")
     args = parser.parse_args()
     runs = max(7, args.runs)
+    peer_runs = max(9, args.peer_runs)
     RESULTS.mkdir(exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="bench-imports-"))
     try:
@@ -151,7 +153,7 @@ def main() -> None:
         cold = summarize(measure(cold_env, runs))
         base_times = [importtime(warm_env, False) for _ in range(3)]
         full_times = [importtime(warm_env, True) for _ in range(3)]
-        peers = compare(tmp / "peers", airflow_env(tmp / "airflow-home"), runs)
+        peers = compare(tmp / "peers", airflow_env(tmp / "airflow-home"), peer_runs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -226,11 +228,18 @@ def main() -> None:
         "\n`-X importtime` itself slows imports, so its sums exceed the timed cost; read it for shares, not totals.\n",
         "\n## Next to peer providers (warm, in-process, median of the runs)\n\n",
         "The modules a DAG file imports, timed after `import airflow.sdk` in one venv holding all of them "
-        "(`bench/import_peers.py`); this provider: the hook, the two job operators' modules and the sensor's.\n\n",
+        f"(`bench/import_peers.py`, {peer_runs} fresh interpreters per set, alternating); this provider: the hook, "
+        "the two job operators' modules and the sensor's.\n\n",
         md_table(
-            ["provider", "version", "modules", "ms"],
+            ["provider", "version", "modules", "ms (median)", "quartiles ms"],
             [
-                [name, peers.versions[name], ", ".join(f"`{m}`" for m in SETS[name][1]), f"{value:.1f}"]
+                [
+                    name,
+                    peers.versions[name],
+                    ", ".join(f"`{m}`" for m in SETS[name][1]),
+                    f"{value:.1f}",
+                    "{:.1f} to {:.1f}".format(*peers.quartiles_ms[name]),
+                ]
                 for name, value in peers.medians_ms.items()
             ],
         ),
