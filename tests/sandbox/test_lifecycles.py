@@ -209,6 +209,30 @@ def test_dashboard_versions_and_if_match(client: httpx.Client) -> None:
     assert client.put("/v1/dashboards/db_gone", json={"name": "x"}).status_code == 404
 
 
+def test_layout_items_hold_a_title_and_settings_only_when_sent(client: httpx.Client) -> None:
+    # What a real platform keeps on a tile beyond the contract's fields: a full-replacement PUT must carry it.
+    tile = {"chart_id": "ch_revenue", "title": "Revenue", "settings": {"legend": "bottom"}}
+    created = client.post("/v1/dashboards", json={"name": "Ops", "layout": [tile, {"chart_id": "ch_orders_by_region"}]})
+    assert created.json()["layout"] == [
+        {
+            "chart_id": "ch_revenue",
+            "x": 0,
+            "y": 0,
+            "w": 6,
+            "h": 4,
+            "title": "Revenue",
+            "settings": {"legend": "bottom"},
+        },
+        {"chart_id": "ch_orders_by_region", "x": 0, "y": 0, "w": 6, "h": 4},
+    ]
+    url = f"/v1/dashboards/{created.json()['id']}"
+    assert client.put(url, json={"name": "Ops", "layout": [{"chart_id": "ch_revenue"}]}).json()["layout"] == [
+        {"chart_id": "ch_revenue", "x": 0, "y": 0, "w": 6, "h": 4}
+    ]
+    refused = client.put(url, json={"name": "Ops", "layout": [{"chart_id": "ch_revenue", "titel": "x"}]})
+    assert refused.json()["error"]["details"]["fields"] == {"layout[0].titel": "is not a known field"}
+
+
 def test_create_chart_and_workflow(client: httpx.Client) -> None:
     chart = client.post(
         "/v1/charts",

@@ -16,7 +16,7 @@ from airflow_provider_analytics.sandbox.routes.support import json_response, que
 
 def _checked_layout(workspace: Workspace, body: DashboardBody) -> list[JsonDict]:
     """The layout as stored, after checking that every chart exists (422 naming each missing one)."""
-    layout = [item.model_dump() for item in body.layout or []]
+    layout = [item.stored() for item in body.layout or []]
     missing = {
         f"layout[{position}].chart_id": f"chart {item['chart_id']} not found"
         for position, item in enumerate(layout)

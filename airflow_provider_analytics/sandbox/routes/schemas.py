@@ -56,13 +56,25 @@ class ConnectDataSourceBody(_Body):
 
 
 class LayoutItem(_Body):
-    """One chart placed on a dashboard grid; position and size default to a 6x4 tile at the origin."""
+    """One chart placed on a dashboard grid; position and size default to a 6x4 tile at the origin.
+
+    ``title`` and ``settings`` stand for what a real platform keeps on a layout item beyond the contract's
+    fields (a tile's caption, its display options): stored and answered only when sent, so that a client which
+    rewrites a dashboard with ``PUT`` (a full replacement) can be seen to keep or to drop them.
+    """
 
     chart_id: Text
     x: int = Field(default=0, ge=0)
     y: int = Field(default=0, ge=0)
     w: int = Field(default=6, ge=1)
     h: int = Field(default=4, ge=1)
+    title: str | None = None
+    settings: dict[str, Any] | None = None
+
+    def stored(self) -> dict[str, Any]:
+        """The item as the dashboard keeps it: the optional fields only when sent."""
+        placed = {"chart_id", "x", "y", "w", "h"}
+        return self.model_dump(include=placed) | self.model_dump(exclude_unset=True, exclude=placed)
 
 
 class DashboardBody(_Body):
