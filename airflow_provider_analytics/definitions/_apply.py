@@ -5,13 +5,18 @@ Applying writes in dependency order (data sources, charts, dashboards, workflows
 created earlier in the same apply taking the id its create returned. It is safe to repeat:
 
 - a create carries an ``Idempotency-Key`` derived from ``key_seed``, the kind, the name and a hash of what is
-  sent, so a retried task (or the same plan applied twice) gets the first create back within the platform's
-  24 hours instead of a second object, while a changed definition gets a fresh key. Secret connection values are
-  left out of the hash: the key travels in a header that proxies log, and a fast hash of a password could be
-  guessed back. (A data source created, then given another password and created again under the same seed within
-  24 hours, is therefore refused with 409 ``conflict`` rather than created twice.) The seed should name the run
-  (the operator passes DAG, task and run): within 24 hours the platform answers a key it has seen with the first
-  answer, even for an object deleted since, so only the retries of one run should share keys.
+  sent, so a retried task (the same plan applied again under the same seed) gets the first create back within
+  the platform's 24 hours instead of a second object, while a changed definition gets a fresh key. Secret
+  connection values are left out of the hash: the key travels in a header that proxies log, and a fast hash of
+  a password could be guessed back. (A data source created, then given another password and created again
+  under the same seed within 24 hours, is therefore refused with 409 ``conflict`` rather than created twice.)
+  The seed should name the task instance (the operator passes DAG, run, task and map index, not the try
+  number, so its retries share keys): within 24 hours the platform answers a key it has seen with the first
+  answer, even for an object deleted since, so only the retries of one task instance should share keys.
+  ``AnalyticsHook.apply_plan`` without a seed uses one unique to the call. Every write's answer is checked
+  against what was asked (kind and name) before it is logged as written or used as a reference.
+- a dashboard update keeps what the platform holds on its layout items beyond the definition's fields (a tile's
+  title, its settings): a ``PUT`` is a full replacement (``_compare.kept_layout``).
 - a dashboard update carries ``If-Match`` with the version the plan read: an edit made on the platform between
   plan and apply fails the task with :class:`PreconditionFailedError` instead of being overwritten. A repeat of
   the very same update (an answer lost, a retried task) is recognised by the hook and not a conflict.
@@ -21,12 +26,14 @@ Nothing else is sent: unchanged objects and those no definition names get no req
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from airflow_provider_analytics.definitions._compare import kept_layout
 from airflow_provider_analytics.definitions._load import DefinitionsSource, load_definitions
 from airflow_provider_analytics.definitions._model import (
     KINDS,
@@ -40,7 +47,8 @@ from airflow_provider_analytics.definitions._model import (
 )
 from airflow_provider_analytics.definitions._plan import Change, Existing, Pending, Plan, Ref, make_plan
 from airflow_provider_analytics.definitions._problems import Problems, one_line
-from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
+from airflow_provider_analytics.wire._contract import ID_PATTERN
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.hooks.analytics import AnalyticsHook
@@ -165,8 +173,9 @@ def apply_plan(hook: AnalyticsHook, plan: Plan, *, key_seed: str) -> AppliedPlan
     created: dict[Pending, str] = {}
     written: list[Written] = []
     for change in writes:
-        result = _write(hook, change, created, key_seed)
-        ident = str(result.get("id"))
+        body = _body(change, functools.partial(_resolved, created, change))
+        result = _checked_answer(change, body, _write(hook, change, body, key_seed))
+        ident = result["id"]
         version = result.get("version") if change.kind == "dashboard" else None
         if change.action == "create":
             created[Pending(change.kind, change.name)] = ident
@@ -219,17 +228,16 @@ def _request(change: Change, body: dict[str, Any]) -> Call[Any]:
     return endpoints.create_workflow(body["name"], body["configuration"], body["description"])
 
 
-def _write(hook: AnalyticsHook, change: Change, created: Mapping[Pending, str], key_seed: str) -> Mapping[str, Any]:
+def _resolved(created: Mapping[Pending, str], change: Change, ref: Ref) -> str:
+    if isinstance(ref, str):
+        return ref
+    if ref not in created:  # only a plan put together by hand, out of order, gets here
+        raise AnalyticsInputError(f"{change.kind} {change.name!r} refers to {ref}, which this apply did not create")
+    return created[ref]
+
+
+def _write(hook: AnalyticsHook, change: Change, body: dict[str, Any], key_seed: str) -> Any:
     """Send one create or update through the hook (which retries safely and recognises a repeated update)."""
-
-    def resolved(ref: Ref) -> str:
-        if isinstance(ref, str):
-            return ref
-        if ref not in created:  # only a plan put together by hand, out of order, gets here
-            raise AnalyticsInputError(f"{change.kind} {change.name!r} refers to {ref}, which this apply did not create")
-        return created[ref]
-
-    body = _body(change, resolved)
     layout = cast("list[LayoutItem]", body.get("layout", []))
     if change.kind == "dashboard" and change.action == "update":
         assert change.id is not None
@@ -248,6 +256,53 @@ def _write(hook: AnalyticsHook, change: Change, created: Mapping[Pending, str], 
     return hook.create_workflow(body["name"], body["configuration"], body["description"], idempotency_key=key)
 
 
+# The fields of each kind's answer that must echo what its create or update sent: they tell the kinds apart
+# (opaque ids do not), so an answer about another kind of object fails here instead of being taken as ours.
+_ECHOED: dict[Kind, tuple[str, ...]] = {
+    "data_source": ("type",),
+    "chart": ("type", "data_source_id"),
+    "dashboard": (),
+    "workflow": (),
+}
+
+
+def _checked_answer(change: Change, sent: Mapping[str, Any], answer: Any) -> dict[str, Any]:
+    """``answer`` when it is the object the write asked for: its kind, name (and, for an update, id).
+
+    A platform replaying an ``Idempotency-Key`` answers with whatever the key first created; a wrong answer taken
+    as ours would be logged as created and its id put into the charts and dashboards written next.
+    """
+    label = LABELS[change.kind]
+    wrong: list[str] = []
+    document: dict[str, Any] = dict(answer) if isinstance(answer, Mapping) else {}
+    ident = document.get("id")
+    if not isinstance(ident, str) or not ID_PATTERN.fullmatch(ident):
+        wrong.append(f"its id is {clean_text(repr(ident), 80)}, not a valid id")
+    elif change.action == "update" and ident != change.id:
+        wrong.append(f"it is {clean_text(ident, 80)}, not {change.id}")
+    if document.get("name") != change.name:
+        wrong.append(f"it is named {clean_text(repr(document.get('name')), 120)}")
+    for key in _ECHOED[change.kind]:
+        if document.get(key) != sent[key]:
+            wrong.append(f"its {key} is {clean_text(repr(document.get(key)), 120)}, not {sent[key]!r}")
+    if change.kind == "dashboard":
+        version = document.get("version")
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            wrong.append(f"it has no valid dashboard 'version' ({clean_text(repr(version), 80)})")
+    if change.kind == "workflow" and not isinstance(document.get("configuration"), Mapping):
+        wrong.append("it has no workflow 'configuration'")
+    if not wrong:
+        return document
+    where = change.definition.origin if change.definition is not None else f"{label} {change.name!r}"
+    raise UnexpectedResponseError(
+        f"{where}: the platform answered the {change.action} of {label} {one_line(change.name)!r} with another"
+        f" object ({'; '.join(wrong)}), so it was not taken as written and nothing after it was sent. A platform"
+        " that keeps Idempotency-Keys answers a key with the object it first created: apply under a key_seed that"
+        f" names this task instance only, and check the platform's {label}s named {one_line(change.name)!r}"
+        " (the next plan shows what exists)"
+    )
+
+
 def _body(change: Change, resolved: Callable[[Ref], str]) -> dict[str, Any]:
     """What a create or update sends, references resolved with ``resolved``."""
     definition = change.definition
@@ -264,6 +319,8 @@ def _body(change: Change, resolved: Callable[[Ref], str]) -> dict[str, Any]:
     if isinstance(definition, DashboardDef):
         places = zip(change.refs, definition.layout, strict=True)
         layout = [{"chart_id": resolved(ref), "x": i.x, "y": i.y, "w": i.w, "h": i.h} for ref, i in places]
+        if change.action == "update" and change.held is not None:
+            layout = kept_layout(layout, change.held.get("layout"))  # a PUT drops what it does not carry
         tags = list(definition.tags)
         return {"name": definition.name, "description": definition.description, "tags": tags, "layout": layout}
     if isinstance(definition, WorkflowDef):

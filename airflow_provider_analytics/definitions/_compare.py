@@ -24,9 +24,22 @@ from airflow_provider_analytics.definitions._model import (
 )
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 
-__all__ = ["HIDDEN", "FieldChange", "Pending", "Ref", "describe", "differences", "jsonable", "version_of"]
+__all__ = [
+    "HIDDEN",
+    "PLACED",
+    "FieldChange",
+    "Pending",
+    "Ref",
+    "describe",
+    "differences",
+    "jsonable",
+    "kept_layout",
+    "version_of",
+]
 
 HIDDEN = "(not shown)"
+# The fields of a layout item that definitions set and plans compare.
+PLACED = ("chart_id", "x", "y", "w", "h")
 _MASKS = frozenset({"[redacted]", "<redacted>", "redacted", "[hidden]", "<hidden>", "[secret]", "<secret>"})
 
 
@@ -111,9 +124,33 @@ def _current_value(current: Mapping[str, Any], name: str) -> Any:
     if name == "tags" and isinstance(value, list):
         return _tags(value)
     if name == "layout" and isinstance(value, list):
-        keys = ("chart_id", "x", "y", "w", "h")  # a layout item's other fields are the platform's own
-        return [{key: item.get(key) for key in keys} if isinstance(item, Mapping) else item for item in value]
+        # A layout item's other fields are the platform's own: not compared, and kept by an update (kept_layout).
+        return [{key: item.get(key) for key in PLACED} if isinstance(item, Mapping) else item for item in value]
     return value
+
+
+def kept_layout(layout: Sequence[Mapping[str, Any]], held: Any) -> list[dict[str, Any]]:
+    """``layout`` (a definition's items, ids resolved) with every other field the platform holds on the same chart's
+    item kept: an update is a ``PUT``, a full replacement, so what it leaves out the platform drops.
+
+    The definitions set only :data:`PLACED`; a tile's title, its display settings or anything the platform adds
+    must survive an update that changes, say, the description (and is not shown in the plan, as it is not
+    changed). Items pair by chart, in order (the n-th item of a chart with the platform's n-th item of that
+    chart), so moving a tile keeps its title while putting another chart in its place does not inherit it.
+
+    :param layout: the items the update sends: ``chart_id``, ``x``, ``y``, ``w`` and ``h``.
+    :param held: the platform's ``layout`` as the plan read it (anything: the platform's answer).
+    """
+    by_chart: dict[str, list[Mapping[str, Any]]] = {}
+    for item in held if isinstance(held, list) else []:
+        if isinstance(item, Mapping) and isinstance(item.get("chart_id"), str):
+            by_chart.setdefault(item["chart_id"], []).append(item)
+    kept: list[dict[str, Any]] = []
+    for item in layout:
+        same = by_chart.get(item["chart_id"])
+        platform = same.pop(0) if same else {}
+        kept.append({**item, **{key: value for key, value in platform.items() if key not in PLACED}})
+    return kept
 
 
 def _tags(tags: Sequence[Any]) -> list[Any]:

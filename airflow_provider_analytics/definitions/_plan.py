@@ -6,7 +6,8 @@ counts as "the same"; these are the decisions, and each is one place to change:
 
 - **What the platform fills in is never compared**: ``id``, ``created_at``, ``updated_at``, a dashboard's
   ``version``, a data source's ``sync``, and any field a definition does not have (the platform may add fields;
-  the wire layer keeps them). Inside a layout item only ``chart_id``, ``x``, ``y``, ``w`` and ``h`` are compared.
+  the wire layer keeps them). Inside a layout item only ``chart_id``, ``x``, ``y``, ``w`` and ``h`` are compared;
+  an update keeps the item's other fields as the platform holds them (``_compare.kept_layout``).
 - **Absent means empty**: a ``description`` missing or ``null`` is ``""``, ``options`` missing or ``null`` is
   ``{}``, ``tags``/``layout`` missing or ``null`` are ``[]`` (the create endpoints make them optional, and the
   contract's examples show ``""`` and ``{}``).
@@ -109,6 +110,8 @@ class Change:
     :param detail: one line for the plan's table.
     :param definition: the definition (not in :meth:`to_dict`: it may hold secrets).
     :param refs: the resolved references: a chart's data source, or one per layout item of a dashboard.
+    :param held: a dashboard's object as the platform answered it, when it exists (not in :meth:`to_dict`): an
+        update keeps what it holds beyond the definition's fields.
     """
 
     kind: Kind
@@ -120,6 +123,7 @@ class Change:
     detail: str = ""
     definition: Definition | None = field(default=None, repr=False, compare=False)
     refs: tuple[Ref, ...] = ()
+    held: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible form (for XCom): no definition, no connection value."""
@@ -179,8 +183,8 @@ class Plan:
     def fingerprint(self) -> str:
         """A digest of what this plan would do (it holds no connection value): the same plan, the same digest.
 
-        ``AnalyticsHook.apply_plan`` seeds the creates' ``Idempotency-Key`` with it when the caller gives no seed,
-        so applying one plan twice (a retried ``@task``) creates nothing twice.
+        Not an idempotency key seed: a later run's plan of the same definitions has the same digest, and the
+        platform would answer its creates with an earlier run's objects (``AnalyticsHook.apply_plan``).
         """
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
         return f"plan-{hashlib.sha256(canonical.encode()).hexdigest()[:40]}"
@@ -307,7 +311,10 @@ def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple
     ident = str(current["id"])
     fields, unseen = differences(definition, current, refs)
     version = version_of(current) if kind == "dashboard" else None
-    base = Change(kind, definition.name, "unchanged", ident, version, fields, definition=definition, refs=refs)
+    held = current if kind == "dashboard" else None  # what an update must keep (_compare.kept_layout)
+    base = Change(
+        kind, definition.name, "unchanged", ident, version, fields, definition=definition, refs=refs, held=held
+    )
     if not fields:
         detail = f"{ident}" + (f"; not compared: {', '.join(unseen)}" if unseen else "")
         return _with(base, "unchanged", detail)

@@ -414,12 +414,20 @@ class AnalyticsHook(AnalyticsBaseHook):
         :class:`~airflow_provider_analytics.wire.errors.PreconditionFailedError` instead of being overwritten.
 
         :param plan: from :meth:`plan_definitions`, in this process.
-        :param key_seed: what the creates' ``Idempotency-Key`` derive from, so a repeat creates nothing twice
-            (``ApplyDefinitionsOperator`` passes its task instance); default: the plan itself.
+        :param key_seed: what the creates' ``Idempotency-Key`` derive from: a repeat of this apply under the same
+            seed within the platform's 24 hours gets the first creates' answers back instead of new objects. Name
+            the task instance whose retries may repeat it (``ApplyDefinitionsOperator`` passes DAG, task, run and
+            map index), never something a later run shares. Default: a seed unique to this call, so nothing is
+            replayed (a retry of the calling task then creates what its plan still lists as new).
         """
+        import uuid
+
         from airflow_provider_analytics.definitions._apply import apply_plan
 
-        return apply_plan(self, plan, key_seed=key_seed or plan.fingerprint())
+        # Not derived from the plan: a later run's plan of the same definitions is the same plan, and the platform
+        # would answer its creates with objects made (and perhaps deleted) by an earlier run.
+        seed = f"call-{uuid.uuid4().hex}" if key_seed is None else key_seed
+        return apply_plan(self, plan, key_seed=seed)
 
     def test_connection(self) -> tuple[bool, str]:
         """Make one cheap authenticated call and say what to change if it fails; never raises, never shows the

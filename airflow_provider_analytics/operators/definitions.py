@@ -22,8 +22,11 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
     ``cannot_apply`` (a chart, workflow or data source that differs: the API cannot update it) and ``not_managed``
     (on the platform, named by no definition; nothing is ever deleted). It is logged as a table. Then, unless
     ``plan_only``, the writes are sent in dependency order: a create carries an ``Idempotency-Key`` derived from
-    the task instance, so a retried task creates nothing twice; a dashboard update carries ``If-Match`` with the
-    version the plan read, so an edit made meanwhile fails the task instead of being overwritten. A plan with a
+    the task instance (DAG, run, task and map index, not the try number), so a retried task creates nothing twice
+    while another run or mapped instance never replays this one's creates; a dashboard update carries
+    ``If-Match`` with the version the plan read, so an edit made meanwhile fails the task instead of being
+    overwritten, and keeps the layout items' fields the definitions do not set (a tile's title, its settings).
+    A create's answer must be the object asked for (kind and name), else the task fails. A plan with a
     ``cannot_apply`` object is not applied at all. A second run with the same definitions sends only the reads.
 
     Returns ``{"plan": ..., "applied": ..., "links": ...}``: the plan, what was written (``None`` with
@@ -59,6 +62,8 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
         if self.plan_only:
             self.log.info("plan_only=True: nothing applied")
             return result
+        # Same for every try of this task instance (a retry replays the first try's creates), different for any
+        # other run or mapped instance: the platform keeps keys for 24 hours, longer than one run.
         applied = self.hook.apply_plan(plan, key_seed=task_instance_key(context, "definitions"))
         result["applied"] = applied.to_dict()
         for item in applied.written:

@@ -1,8 +1,8 @@
 """``ApplyDefinitionsOperator`` and the hook's ``plan_definitions``/``apply_plan``, against the sandbox.
 
 The planning and applying themselves are tested in the sibling modules; here: what a task sends, returns and
-logs, the DAG folder as the base of relative paths, a task failed without retries on bad definitions, the
-default key seed of ``@task`` code, and the lineage of what was written.
+logs, the DAG folder as the base of relative paths, a task failed without retries on bad definitions, and the
+lineage of what was written (the key seeds: ``test_honest_apply.py``).
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from typing import Any
 import pytest
 from airflow.providers.common.compat.sdk import DAG
 
-from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator
 from airflow_provider_analytics.operators.errors import FinalFailure
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from tests.definitions.helpers import PASSWORD, definitions, sent, workspace, write_file
+from tests.definitions.helpers import PASSWORD, definitions, sent, write_file
 from tests.lineage.conftest import names, namespace, run_task
 from tests.support.context import make_context
 
@@ -75,16 +74,6 @@ def test_bad_definitions_fail_the_task_without_retries_before_any_request(empty:
     with pytest.raises(FinalFailure, match=r"charts\[0\] 'Revenue': colour"):
         operator.execute(make_context())
     assert sent(empty) == []
-
-
-def test_a_hook_applies_a_plan_twice_without_creating_twice(empty: SandboxServer, hook: AnalyticsHook) -> None:
-    # @task code gives no seed: the plan's own fingerprint makes the keys, so a repeat replays the creates.
-    plan = hook.plan_definitions(definitions())
-    first = hook.apply_plan(plan)
-    again = hook.apply_plan(plan)
-    assert [item.id for item in again.written] == [item.id for item in first.written]
-    records = workspace(empty)
-    assert (len(records.charts), len(records.dashboards), len(records.data_sources)) == (2, 1, 1)
 
 
 def test_lineage_names_what_was_written(empty: SandboxServer) -> None:
