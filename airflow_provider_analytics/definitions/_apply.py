@@ -294,12 +294,16 @@ def _checked_answer(change: Change, sent: Mapping[str, Any], answer: Any) -> dic
     if not wrong:
         return document
     where = change.definition.origin if change.definition is not None else f"{label} {change.name!r}"
+    why = (
+        "A platform that keeps Idempotency-Keys answers a key with the object it first created: apply under a"
+        " key_seed that names this task instance only, and check"
+        if change.action == "create"
+        else "Check"
+    )
     raise UnexpectedResponseError(
         f"{where}: the platform answered the {change.action} of {label} {one_line(change.name)!r} with another"
-        f" object ({'; '.join(wrong)}), so it was not taken as written and nothing after it was sent. A platform"
-        " that keeps Idempotency-Keys answers a key with the object it first created: apply under a key_seed that"
-        f" names this task instance only, and check the platform's {label}s named {one_line(change.name)!r}"
-        " (the next plan shows what exists)"
+        f" object ({'; '.join(wrong)}), so it was not taken as written and nothing after it was sent. {why} the"
+        f" platform's {label}s named {one_line(change.name)!r} (the next plan shows what exists)"
     )
 
 

@@ -237,3 +237,17 @@ def test_a_description_only_update_sends_every_layout_field_the_platform_holds(
     assert put.json["layout"] == before_layout
     (after,) = [item for item in sandbox.state.dashboards("ws_default") if item["id"] == "db_sales"]
     assert (after["layout"], after["version"]) == (before_layout, 2)
+
+
+def test_an_update_answered_about_another_dashboard_fails_typed(hook: AnalyticsHook, sandbox: SandboxServer) -> None:
+    board = {"name": "Sales", "description": "Nightly", "tags": ["finance", "sales"], "layout": []}
+    plan = plan_definitions(hook, {"dashboards": [board]})
+    other = {"id": "db_product", "name": "Product usage", "description": "", "tags": [], "layout": [], "version": 2}
+    body = json.dumps(other)
+    headers = {"Content-Type": "application/json"}
+    sandbox.state.inject(Fault.respond(200, headers=headers, body=body, method="PUT", path="^/v1/dashboards/db_sales$"))
+
+    with pytest.raises(UnexpectedResponseError, match="update of dashboard 'Sales' with another object") as raised:
+        apply_plan(hook, plan, key_seed=SEED)
+
+    assert "it is db_product, not db_sales; it is named 'Product usage'" in str(raised.value)
