@@ -251,3 +251,21 @@ def test_an_update_answered_about_another_dashboard_fails_typed(hook: AnalyticsH
         apply_plan(hook, plan, key_seed=SEED)
 
     assert "it is db_product, not db_sales; it is named 'Product usage'" in str(raised.value)
+
+
+def test_an_update_whose_answer_was_lost_is_recognised_with_the_kept_fields(
+    hook: AnalyticsHook, sandbox: SandboxServer
+) -> None:
+    with sandbox.state.lock:
+        workspace(sandbox).dashboards["db_sales"].layout[0].update(title="Revenue", settings={"legend": "bottom"})
+        layout = [dict(item) for item in workspace(sandbox).dashboards["db_sales"].layout]
+    places = [{"chart": i["chart_id"], "x": i["x"], "y": i["y"], "w": i["w"], "h": i["h"]} for i in layout]
+    board = {"name": "Sales", "description": "Nightly", "tags": ["finance", "sales"], "layout": places}
+    plan = plan_definitions(hook, {"dashboards": [board]})
+    sandbox.state.inject(Fault.drop(method="PUT", path="^/v1/dashboards/db_sales$", after_processing=True))
+
+    (written,) = apply_plan(hook, plan, key_seed=SEED).written  # the repeat's 412 is our own update
+
+    assert [entry.status for entry in writes(sandbox) if entry.method == "PUT"][-1] == 412
+    (after,) = [item for item in sandbox.state.dashboards("ws_default") if item["id"] == "db_sales"]
+    assert (written.version, after["version"], after["layout"]) == (2, 2, layout)
