@@ -1,7 +1,10 @@
 """Names instead of ids: the one id a name stands for among the objects a listing returned.
 
 A pure function, no Airflow and no request: the operators, the sensor and the event trigger list the objects
-(one listing per try) and hand them here. The match is exact and case-sensitive on ``name``.
+(one listing per try) and hand them here. The match is exact and case-sensitive on ``name``. The listing is
+checked before any name is matched: an entry without an id the contract allows is the platform's error, never an
+id to act on (``str(None)`` would send ``POST /v1/workflows/None/execute``); an entry listed twice (a page
+boundary that moved while the listing was read) is one object, not two.
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire._contract import ID_PATTERN
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
 
 __all__ = ["ids_for_names", "one_of", "resolve_name"]
 
@@ -40,6 +44,7 @@ def resolve_name(kind: str, objects: Iterable[Mapping[str, Any]], name: object) 
     :param name: the name looked for (exact, case-sensitive).
     :raises AnalyticsInputError: no object has that name (the message lists names that exist, closest first),
         or several have (it lists their ids).
+    :raises UnexpectedResponseError: a listed object has no id the contract allows.
     """
     return ids_for_names(kind, objects, [name])[0]
 
@@ -51,12 +56,21 @@ def ids_for_names(kind: str, objects: Iterable[Mapping[str, Any]], names: Sequen
     :param objects: the objects as listed (each with ``id`` and ``name``).
     :param names: the names looked for.
     :raises AnalyticsInputError: a name is not a non-empty string, matches no object, or matches several.
+    :raises UnexpectedResponseError: a listed object has no id the contract allows (a string of its pattern).
     """
-    listed = list(objects)
     by_name: dict[str, list[str]] = {}
-    for item in listed:
+    for item in objects:
+        object_id = item.get("id") if isinstance(item, Mapping) else None
+        if not isinstance(object_id, str) or not ID_PATTERN.fullmatch(object_id):
+            # Never str() it: None would become the id "None", 7 the id "7", and the task would act on them.
+            raise UnexpectedResponseError(
+                f"the platform listed a {kind} without a valid id: {clean_text(repr(item), 200)}; no name was "
+                f"resolved and nothing was sent (ids are strings of 1-64 letters, digits, '_' or '-')"
+            )
         if isinstance(item.get("name"), str):
-            by_name.setdefault(item["name"], []).append(str(item.get("id")))
+            found = by_name.setdefault(item["name"], [])
+            if object_id not in found:  # listed twice (a page boundary moved): one object, not two
+                found.append(object_id)
     ids: list[str] = []
     problems: list[str] = []
     for name in names:
