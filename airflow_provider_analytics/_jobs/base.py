@@ -7,7 +7,9 @@ what of it a retry keeps (``task_state_store``, XCom) and where it is in the pla
 
 A description knows no client: :meth:`RemoteJob.fetch` and :meth:`RemoteJob.cancel` build
 :class:`~airflow_provider_analytics.wire._calls.Call` objects that either client sends, so the worker's loop, the
-sensor's poke and the trigger's loop send the very same requests.
+sensor's poke and the trigger's loop send the very same requests. A fetch's answer is checked against the
+question inside the call (:meth:`RemoteJob.checked`): an answer about another object is the client's
+``AnswerMismatchError``, raised where every other malformed answer is, so no wait can take it for progress.
 
 Operator modules name their kind at DAG parse time, so a description is cheap to define: it imports nothing
 heavy, and it is a plain class with ``__slots__`` rather than a dataclass (a frozen dataclass costs about a
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypeVar
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.hooks.analytics import AnalyticsHook
@@ -28,8 +30,33 @@ if TYPE_CHECKING:
 
 # The kind of work: an event's ``kind``, and the purpose in a start's Idempotency-Key (so never renamed).
 JobKind = Literal["execution", "report", "sync"]
+Answer = TypeVar("Answer", bound=Mapping[str, Any])
 
-__all__ = ["JobKind", "RemoteJob", "StartableJob"]
+__all__ = ["JobKind", "RemoteJob", "StartableJob", "check_answer_ids"]
+
+
+def check_answer_ids(resource: Mapping[str, Any], asked: Mapping[str, str], what: str, taken_as: str) -> None:
+    """Check that an answer names the ids asked for (a missing field is not them either).
+
+    :param resource: the answer.
+    :param asked: the ids asked for, by the answer's field (``id``, ``workflow_id``, ``data_source_id``).
+    :param what: how the message names what was asked about (``execution ex_1 of workflow wf_1``).
+    :param taken_as: what the answer would have been taken as, for the message.
+    :raises AnswerMismatchError: naming what was asked and what came back.
+    """
+    if all(resource.get(field) == value for field, value in asked.items()):
+        return
+    from airflow_provider_analytics.wire.errors import AnswerMismatchError, clean_text
+
+    answered = ", ".join(
+        f"{field} {clean_text(repr(resource.get(field)), 80)}" if field in resource else f"no {field}"
+        for field in asked
+    )
+    wanted = ", ".join(f"{field} {value!r}" for field, value in asked.items())
+    raise AnswerMismatchError(
+        f"asked about {what} ({wanted}), the platform answered about another object ({answered}); "
+        f"the answer was not taken as {taken_as}"
+    )
 
 
 class RemoteJob(ABC):
@@ -60,7 +87,34 @@ class RemoteJob(ABC):
 
     @abstractmethod
     def fetch(self) -> Call[Any]:
-        """The request that reads the work's current state."""
+        """The request that reads the work's current state, its answer :meth:`checked`."""
+
+    @property
+    @abstractmethod
+    def answer_ids(self) -> dict[str, str]:
+        """The ids an answer about this work carries, by field (``{"id": "ex_1", "workflow_id": "wf_1"}``)."""
+
+    def checked(self, call: Call[Answer]) -> Call[Answer]:
+        """``call``, whose answer must be about this work: each of :attr:`answer_ids` as asked.
+
+        :param call: a request that reads this work.
+        """
+        from airflow_provider_analytics.wire._calls import Call  # on first use: not at DAG parse time
+
+        def parse(body: Any) -> Answer:
+            resource = call.parse(body)
+            self.check_answer(resource)
+            return resource
+
+        return Call(call.spec, parse)
+
+    def check_answer(self, resource: Mapping[str, Any]) -> None:
+        """Check that an answer names this work's ids, so an answer about another object is never judged.
+
+        :param resource: an answer about this work.
+        :raises AnswerMismatchError: a field of :attr:`answer_ids` is missing or names another object.
+        """
+        check_answer_ids(resource, self.answer_ids, self.describe(), f"the {self.kind}'s state")
 
     @abstractmethod
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
@@ -103,7 +157,10 @@ class RemoteJob(ABC):
 
         :param resource: the state :meth:`fetch` read.
         """
-        status = str(resource.get("status", "unknown"))
+        from airflow_provider_analytics.wire.errors import clean_text  # on first use: not at DAG parse time
+
+        # A status the contract does not know is platform text: folded and capped before it reaches a message.
+        status = clean_text(resource.get("status", "unknown"), 200)
         return f"{self.describe()} {self.status_phrases.get(status, f'is {status}')}"
 
 

@@ -16,7 +16,7 @@ from airflow_provider_analytics._jobs.base import JobKind
 
 # The check's failure is a task's: its one public home is with the other task failures.
 from airflow_provider_analytics.operators.errors import UnexpectedEventError
-from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError
+from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError, clean_text
 
 # success/failure: the platform says the work is over; timeout: the deadline passed (resource is the last
 # state seen); error: a permanent API error (401, 404, a malformed answer) ended the wait.
@@ -186,4 +186,6 @@ def failure_message(state: str, resource: Mapping[str, Any]) -> str:
     """
     error = resource.get("error")
     error = error if isinstance(error, Mapping) else {}
-    return f"{state}: {error.get('type', 'unknown_error')}: {error.get('message', 'the platform gave no message')}"
+    # Folded and capped here too: an event stored by an earlier release carries the platform's text as it came.
+    error_type = clean_text(error.get("type", "unknown_error"), 200)
+    return f"{state}: {error_type}: {clean_text(error.get('message', 'the platform gave no message'))}"

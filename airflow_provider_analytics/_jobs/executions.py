@@ -69,7 +69,16 @@ class ExecutionJob(StartableJob):
 
     @classmethod
     def from_answer(cls, resource: Mapping[str, Any], *, workflow_id: str, **arguments: Any) -> ExecutionJob:  # type: ignore[override]
-        return cls(workflow_id=resource.get("workflow_id", workflow_id), execution_id=resource["id"])
+        if resource.get("workflow_id", workflow_id) != workflow_id:
+            # The start of another workflow's execution: waiting on it would report that workflow's fate as ours.
+            from airflow_provider_analytics.wire.errors import AnswerMismatchError, clean_text
+
+            raise AnswerMismatchError(
+                f"asked to execute workflow {workflow_id!r}, the platform answered with execution "
+                f"{clean_text(repr(resource.get('id')), 80)} of workflow "
+                f"{clean_text(repr(resource.get('workflow_id')), 80)}; not waiting on it"
+            )
+        return cls(workflow_id=workflow_id, execution_id=resource["id"])
 
     @property
     def external_id(self) -> dict[str, str]:
@@ -93,7 +102,11 @@ class ExecutionJob(StartableJob):
     def fetch(self) -> Call[Execution]:
         from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
 
-        return endpoints.get_execution(self.workflow_id, self.execution_id)
+        return self.checked(endpoints.get_execution(self.workflow_id, self.execution_id))
+
+    @property
+    def answer_ids(self) -> dict[str, str]:
+        return {"id": self.execution_id, "workflow_id": self.workflow_id}
 
     @classmethod
     def verdict(cls, status: object) -> Outcome | None:

@@ -103,7 +103,11 @@ class ReportJob(StartableJob):
     def fetch(self) -> Call[Report]:
         from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
 
-        return endpoints.get_report(self.report_id)
+        return self.checked(endpoints.get_report(self.report_id))
+
+    @property
+    def answer_ids(self) -> dict[str, str]:
+        return {"id": self.report_id}
 
     @classmethod
     def verdict(cls, status: object) -> Outcome | None:

@@ -74,7 +74,11 @@ class SyncJob(RemoteJob):
     def fetch(self) -> Call[SyncState]:
         from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
 
-        return endpoints.get_sync_status(self.data_source_id)
+        return self.checked(endpoints.get_sync_status(self.data_source_id))
+
+    @property
+    def answer_ids(self) -> dict[str, str]:
+        return {"data_source_id": self.data_source_id}
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
         from airflow_provider_analytics.wire._outcomes import sync_outcome

@@ -21,6 +21,7 @@ from airflow.providers.common.compat.triggers import BaseEventTrigger
 from airflow.sdk.exceptions import AirflowRuntimeError
 from airflow.triggers.base import TriggerEvent
 
+from airflow_provider_analytics._jobs.base import check_answer_ids
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.triggers._polling import PlatformPoller
@@ -226,6 +227,8 @@ class DataSourceSyncedEventTrigger(BaseEventTrigger):
 
     async def _fetch(self, hook: AnalyticsAsyncHook) -> Mapping[str, Any]:
         status = await hook.call(endpoints.get_sync_status(self._source))
+        # An answer about another data source is never reported as this one's sync (logged as a permanent error).
+        check_answer_ids(status, {"data_source_id": self._source}, f"data source {self._source}", "its sync status")
         return status
 
     # --- the watermark ---------------------------------------------------------------------------------

@@ -33,11 +33,14 @@ from airflow_provider_analytics.wire._models import (
     SyncState,
     Workflow,
 )
-from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
+from airflow_provider_analytics.wire.errors import MAX_TEXT, AnalyticsInputError, UnexpectedResponseError, clean_text
 
 T = TypeVar("T")
 # The error type given to an error the platform sent as bare text instead of ``{"type", "message"}``.
 STRING_ERROR_TYPE = "unknown_error"
+# The most characters kept of a work's error text, as of an error body's: the type as a header's, the message
+# as a body's message (wire/errors.py).
+_ERROR_TEXT_LIMITS = {"type": 200, "message": MAX_TEXT}
 # The request builders, and the call types they return (re-exported: callers build and send through here).
 # fmt: off
 __all__ = [
@@ -111,6 +114,11 @@ def _resource(body: Any) -> Any:
         raise UnexpectedResponseError(
             "the object's 'error' must be null or an object with string type and message, or text"
         )
+    elif error is not None:
+        # Platform text that reaches a task's failure and a trigger's event: folded and capped as an error
+        # body's is, so 200,000 characters with terminal escapes never reach a log line or the database whole.
+        folded = {key: clean_text(error[key], limit) for key, limit in _ERROR_TEXT_LIMITS.items() if key in error}
+        document["error"] = {**error, **folded}
     return document
 
 

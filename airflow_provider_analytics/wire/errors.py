@@ -17,10 +17,10 @@ from airflow_provider_analytics.wire._redaction import scrub_text, scrub_value
 # fmt: off
 __all__ = [
     "TRANSIENT_ERRORS", "AnalyticsAPIError", "AnalyticsConnectionError", "AnalyticsError", "AnalyticsInputError",
-    "AnalyticsTLSError", "AnalyticsTimeoutError", "AnalyticsTransportError", "ConflictError", "DownloadIntegrityError",
-    "ForbiddenError", "GoneError", "InvalidRequestError", "NotFoundError", "PayloadTooLargeError",
-    "PreconditionFailedError", "RateLimitedError", "ResponseTooLargeError", "ServerError", "UnauthenticatedError",
-    "UnexpectedResponseError",
+    "AnalyticsTLSError", "AnalyticsTimeoutError", "AnalyticsTransportError", "AnswerMismatchError", "ConflictError",
+    "DownloadIntegrityError", "ForbiddenError", "GoneError", "InvalidRequestError", "NotFoundError",
+    "PayloadTooLargeError", "PreconditionFailedError", "RateLimitedError", "ResponseTooLargeError", "ServerError",
+    "UnauthenticatedError", "UnexpectedResponseError",
 ]
 # fmt: on
 
@@ -49,6 +49,17 @@ class UnexpectedResponseError(AnalyticsError):
         if request_id and request_id not in message:
             message = f"{message} (request id {request_id})"
         super().__init__(message)
+
+
+class AnswerMismatchError(UnexpectedResponseError):
+    """A successful answer about another object than the one asked for: the execution, report or data source it
+    names by ``id``, ``workflow_id`` or ``data_source_id`` is not the one in the request. The message says what
+    was asked and what came back; the answer is never taken as the state of the work asked about.
+
+    A wait does not poll past it (it is not in :data:`TRANSIENT_ERRORS`): a platform that answers for another
+    object is broken, and a later answer that names the right ids would not make the earlier one true. A task's
+    own retries still apply, as for any malformed answer (docs/api-contract.md).
+    """
 
 
 class ResponseTooLargeError(UnexpectedResponseError):
