@@ -28,7 +28,8 @@ counts as "the same"; these are the decisions, and each is one place to change:
 
 References (a chart's ``data_source``, a layout item's ``chart``) are a name (of a definition, or of a platform
 object) or a platform object's id. A name defined in these definitions wins; otherwise an id, then a platform
-name. A reference to an object this plan creates stays :class:`Pending` until the apply has its id.
+name. A reference that is one platform object's id and another's name is refused, naming both. A reference to
+an object this plan creates stays :class:`Pending` until the apply has its id.
 """
 
 from __future__ import annotations
@@ -285,9 +286,17 @@ class _Resolver:
                     f" {label} on the platform (named {_name_of(by_id)!r}); rename the definition"
                 )
             return defined
-        if by_id is not None:
-            return ref
         named = index.by_name.get(ref, [])
+        if by_id is not None:
+            # One object's id and another's name: taking the id silently could wire the other object in.
+            others = [item for item in named if item["id"] != ref]
+            if others:
+                self.problems.add(
+                    f"{where}: {ref!r} is both the id of the {label} named {_name_of(by_id)!r} and the name of"
+                    f" another {label} on the platform ({_ids(others)}); use that one's id to mean it, or rename it"
+                    f" on the platform to keep meaning {ref}"
+                )
+            return ref
         if len(named) == 1:
             return str(named[0]["id"])
         if named:
