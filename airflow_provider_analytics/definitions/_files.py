@@ -3,26 +3,32 @@
 Each source gives one top-level mapping with a label for messages (the file's path, or ``definitions[i]``).
 Reading is bounded and strict: a file over :data:`MAX_FILE_BYTES` is refused unread, a glob that matches no file
 is an error (a typo in it would otherwise define nothing and the plan would look clean), and a key written twice
-in one mapping is an error in YAML and JSON alike, where their parsers would keep the last one silently.
+in one mapping is an error in YAML and JSON alike, where their parsers would keep the last one silently. Only
+regular files are read: a FIFO, a device or a socket named ``x.yaml`` is refused without being opened (opening a
+FIFO blocks until a writer comes). A string that is plainly not a path (a mapping rendered to text by a template)
+is refused without being shown, as it may hold secrets; a path is shown cut to :data:`MAX_PATH_SHOWN` characters.
+YAML is read by ``_yaml`` (budgeted while parsing); JSON integers beyond
+:data:`~airflow_provider_analytics.definitions._model.MAX_INTEGER` are refused as YAML's are.
 """
 
 from __future__ import annotations
 
-import functools
 import glob
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_analytics.definitions._model import KINDS, SECTIONS
-from airflow_provider_analytics.definitions._problems import Problems
+from airflow_provider_analytics.definitions._model import KINDS, MAX_INTEGER, SECTIONS, Refused
+from airflow_provider_analytics.definitions._problems import Problems, one_line
 
-__all__ = ["FORMATS", "MAX_FILE_BYTES", "DefinitionsSource", "read_sources", "type_name"]
+__all__ = ["FORMATS", "MAX_FILE_BYTES", "MAX_PATH_SHOWN", "DefinitionsSource", "read_sources", "type_name"]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_PATH_SHOWN = 200
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 _GLOB_CHARACTERS = re.compile(r"[*?\[]")
 
@@ -35,6 +41,8 @@ def type_name(value: object) -> str:
 
     :param value: any parsed value.
     """
+    if isinstance(value, Refused):
+        return f"{value.shown}, {value.what}"
     names = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), type(value).__name__)
 
@@ -54,7 +62,7 @@ def read_sources(source: object, problems: Problems) -> list[tuple[str, Mapping[
     if isinstance(source, Mapping):
         return [("definitions", source)]
     if isinstance(source, (str, os.PathLike)):
-        return _files(source, problems, seen_files)
+        return _files(source, "definitions", problems, seen_files)
     if not isinstance(source, (list, tuple)):
         problems.add(f"definitions: must be a path, a glob, a mapping or a list of them, got {type_name(source)}")
         return []
@@ -65,27 +73,56 @@ def read_sources(source: object, problems: Problems) -> list[tuple[str, Mapping[
         if isinstance(item, Mapping):
             documents.append((f"definitions[{index}]", item))
         elif isinstance(item, (str, os.PathLike)):
-            documents.extend(_files(item, problems, seen_files))
+            documents.extend(_files(item, f"definitions[{index}]", problems, seen_files))
         else:
             problems.add(f"definitions[{index}]: must be a path, a glob or a mapping, got {type_name(item)}")
     return documents
 
 
-def _files(pattern: PathLike, problems: Problems, seen: set[str]) -> list[tuple[str, Mapping[str, Any]]]:
+def _shown_path(text: str) -> str:
+    """A path as messages show it: on one line, and cut, since a mistaken one can be any text at all."""
+    text = one_line(text)
+    return text if len(text) <= MAX_PATH_SHOWN else f"{text[: MAX_PATH_SHOWN - 40]}...{text[-30:]}"
+
+
+def _not_a_path(text: str) -> str | None:
+    """Why ``text`` is plainly not a path but something rendered to text (``None`` when it may be a path).
+
+    A templated ``definitions`` rendered without native rendering arrives as the mapping's or list's text, which
+    can hold passwords: it is described, never shown.
+    """
+    stripped = text.strip()
+    if stripped[:1] == "{" or (stripped[:1] == "[" and stripped[-1:] == "]"):
+        kind = "mapping" if stripped[0] == "{" else "list"
+        return f"is text that reads as a {kind} ({len(text):,} characters, starting with {stripped[0]!r}), not a path"
+    if "\n" in text or "\r" in text:
+        return f"is text of several lines ({len(text):,} characters), not a path"
+    return None
+
+
+def _files(pattern: PathLike, label: str, problems: Problems, seen: set[str]) -> list[tuple[str, Mapping[str, Any]]]:
     text = os.fspath(pattern)
     if not text.strip():
-        problems.add("definitions: a path is empty; give a file or a glob such as 'definitions/*.yaml'")
+        problems.add(f"{label}: a path is empty; give a file or a glob such as 'definitions/*.yaml'")
         return []
+    rendered = _not_a_path(text)
+    if rendered is not None:
+        problems.add(
+            f"{label}: {rendered}; it is not shown, as it may hold secrets. A template rendered a mapping or a list"
+            " to text: pass the mapping itself, or give the DAG render_template_as_native_obj=True"
+        )
+        return []
+    shown = _shown_path(text)
     if _GLOB_CHARACTERS.search(text) and not os.path.isfile(text):  # a file named with [ or * is that file
-        paths = sorted(path for path in glob.glob(text, recursive=True) if os.path.isfile(path))
+        paths = sorted(path for path in glob.glob(text, recursive=True) if not os.path.isdir(path))
         if not paths:
-            where = "" if os.path.isabs(text) else f" (relative to {os.getcwd()})"
-            problems.add(f"{text}: the glob matches no file{where}; check the pattern")
+            where = "" if os.path.isabs(text) else f" (relative to {_shown_path(os.getcwd())})"
+            problems.add(f"{shown}: the glob matches no file{where}; check the pattern")
     elif os.path.isdir(text):
-        problems.add(f"{text}: is a folder; give a glob such as {os.path.join(text, '*.yaml')!r}")
+        problems.add(f"{shown}: is a folder; give a glob such as {os.path.join(shown, '*.yaml')!r}")
         return []
     elif not os.path.exists(text):
-        problems.add(f"{text}: no such file")
+        problems.add(f"{shown}: no such file")
         return []
     else:
         paths = [text]
@@ -101,35 +138,67 @@ def _files(pattern: PathLike, problems: Problems, seen: set[str]) -> list[tuple[
     return documents
 
 
+def _special(mode: int) -> str | None:
+    """What a file that is not a regular file is, for the message (``None`` for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    kinds = [(stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device")]
+    kinds += [(stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder")]
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _read_bytes(path: str) -> bytes:
+    """At most :data:`MAX_FILE_BYTES` + 1 bytes of the regular file ``path``.
+
+    Checked with ``stat`` before opening, since opening a FIFO blocks until a writer comes; opened without
+    blocking and checked again after, in case the path was replaced in between.
+    """
+    special = _special(os.stat(path).st_mode)
+    if special is None:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(descriptor, "rb") as stream:
+            special = _special(os.fstat(descriptor).st_mode)
+            if special is None:
+                return stream.read(MAX_FILE_BYTES + 1)
+    raise _NotRegular(special)
+
+
+class _NotRegular(Exception):
+    """The path names something other than a regular file (the text says what)."""
+
+
 def _read(path: str, problems: Problems) -> Mapping[str, Any] | None:
     kind = FORMATS.get(Path(path).suffix.lower())
+    shown = _shown_path(path)
     if kind is None:
-        problems.add(f"{path}: is not a .yaml, .yml or .json file; rename it or narrow the glob")
+        problems.add(f"{shown}: is not a .yaml, .yml or .json file; rename it or narrow the glob")
         return None
     try:
-        with open(path, "rb") as stream:
-            raw = stream.read(MAX_FILE_BYTES + 1)
+        raw = _read_bytes(path)
+    except _NotRegular as error:
+        problems.add(f"{shown}: is {error}, not a regular file; definitions are read from regular files only")
+        return None
     except OSError as error:
-        problems.add(f"{path}: cannot be read: {error.strerror or error}")
+        problems.add(f"{shown}: cannot be read: {error.strerror or error}")
         return None
     if len(raw) > MAX_FILE_BYTES:
-        problems.add(f"{path}: is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; split it into several files")
+        problems.add(f"{shown}: is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; split it into several files")
         return None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        problems.add(f"{path}: is not UTF-8 text (byte {error.start}); save it as UTF-8")
+        problems.add(f"{shown}: is not UTF-8 text (byte {error.start}); save it as UTF-8")
         return None
     try:
         document = _parse_json(text) if kind == "json" else _parse_yaml(text)
     except _ParseError as error:
-        problems.add(f"{path}: {error}")
+        problems.add(f"{shown}: {error}")
         return None
     if document is None:
         return {}  # an empty file defines nothing
     if not isinstance(document, Mapping):
         problems.add(
-            f"{path}: the top level must be a mapping of sections ({section_names()}), not {type_name(document)}"
+            f"{shown}: the top level must be a mapping of sections ({section_names()}), not {type_name(document)}"
         )
         return None
     return document
@@ -148,9 +217,21 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return document
 
 
+def _json_integer(written: str) -> int | Refused:
+    """A JSON integer, or :class:`Refused` beyond the range (unconverted when long: CPython refuses to convert over
+    4,300 digits with a bare ``ValueError``)."""
+    value = int(written) if len(written.lstrip("-")) <= 20 else None
+    if value is not None and abs(value) <= MAX_INTEGER:
+        return value
+    shown = written if len(written) <= 40 else f"{written[:37]}..."
+    what = f"the integer {written}" if value is not None else f"an integer of {len(written.lstrip('-')):,} digits"
+    advice = "the definitions take integers from -(2**53 - 1) to 2**53 - 1, the integers JSON carries exactly"
+    return Refused(shown, what, f"{advice}: write it as a string to send it as text")
+
+
 def _parse_json(text: str) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_integer)
     except json.JSONDecodeError as error:
         raise _ParseError(f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
     except RecursionError:
@@ -158,36 +239,9 @@ def _parse_json(text: str) -> Any:
 
 
 def _parse_yaml(text: str) -> Any:
-    import yaml  # type: ignore[import-untyped]  # PyYAML (installed with Airflow) ships no type information
+    from airflow_provider_analytics.definitions._yaml import YamlProblem, parse_yaml
 
     try:
-        return yaml.load(text, Loader=_strict_yaml_loader())  # a SafeLoader: builds plain values, runs no code
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise _ParseError(f"invalid YAML{where}: {error.problem or error.context or 'not valid YAML'}") from None
-    except yaml.YAMLError as error:
-        raise _ParseError(f"invalid YAML: {error}") from None
-    except RecursionError:
-        raise _ParseError("invalid YAML: nested too deeply") from None
-
-
-@functools.cache
-def _strict_yaml_loader() -> Any:
-    """PyYAML's safe loader (its C version when built) refusing a key written twice in one mapping."""
-    import yaml
-
-    class StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            seen: set[tuple[str, str]] = set()
-            for key_node, _ in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                    continue  # a merge key (<<) may be overridden: that is what it is for
-                marker = (key_node.tag, key_node.value)
-                if marker in seen:
-                    problem = f"the key {key_node.value!r} appears twice in one mapping; keep one"
-                    raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
-                seen.add(marker)
-            return super().construct_mapping(node, deep=deep)
-
-    return StrictSafeLoader
+        return parse_yaml(text)
+    except YamlProblem as error:
+        raise _ParseError(str(error)) from None

@@ -3,10 +3,13 @@
 Every problem is reported together in one :class:`AnalyticsInputError`, one line each:
 ``<file>: <section>[<index>] '<name>': <field>: <what is wrong and what to do>``. Typos are never ignored: an unknown
 section or field is an error naming the nearest known one. Values JSON cannot carry (a YAML date, a set, a
-non-string key, ``nan``) are refused rather than converted, since they would be sent to the platform as something
-else. Free-form values (a connection, chart options, a workflow's configuration) nest at most :data:`MAX_DEPTH`
-deep and all sources together hold at most :data:`MAX_VALUES` values: a YAML alias expands in place, so a small
-file could otherwise stand for billions of them.
+non-string key, ``nan``, an integer beyond :data:`MAX_INTEGER`) are refused rather than converted, since they would
+be sent to the platform as something else, and so are values a file's parser refused in place
+(:class:`~airflow_provider_analytics.definitions._model.Refused`: a YAML 1.1 sexagesimal number, a date that does
+not exist). Free-form values (a connection, chart options, a workflow's configuration) nest at most
+:data:`MAX_DEPTH` deep and all sources together hold at most :data:`MAX_VALUES` values: a YAML alias expands in
+place, so a small file could otherwise stand for billions of them (a YAML file is also budgeted while it is
+parsed, ``_yaml``).
 
 Grid positions (``x``, ``y``, ``w``, ``h``) are required: the contract fixes no defaults, and a default guessed here
 that the platform did not share would show every dashboard as changed on every run.
@@ -25,6 +28,9 @@ from airflow_provider_analytics.definitions._files import DefinitionsSource, rea
 from airflow_provider_analytics.definitions._model import (
     KINDS,
     LABELS,
+    MAX_DEPTH,
+    MAX_INTEGER,
+    MAX_VALUES,
     SECTIONS,
     ChartDef,
     DashboardDef,
@@ -34,15 +40,13 @@ from airflow_provider_analytics.definitions._model import (
     Kind,
     LayoutItemDef,
     Origin,
+    Refused,
     WorkflowDef,
 )
 from airflow_provider_analytics.definitions._problems import Problems
 from airflow_provider_analytics.wire._contract import ChartType
 
-__all__ = ["MAX_DEPTH", "MAX_VALUES", "DefinitionsSource", "load_definitions"]
-
-MAX_DEPTH = 100
-MAX_VALUES = 1_000_000
+__all__ = ["MAX_DEPTH", "MAX_INTEGER", "MAX_VALUES", "DefinitionsSource", "load_definitions"]
 
 _FIELDS: dict[Kind, tuple[str, ...]] = {
     "data_source": ("name", "type", "connection"),
@@ -98,9 +102,18 @@ def _suggest(key: object, known: Sequence[str]) -> str:
 
 
 def _shown(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
+        return f"an integer of {len(str(abs(value))):,} digits" if abs(value) > 10**40 else f"int {value}"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"{type_name(value)} {value!r}"
     return type_name(value)
+
+
+def _out_of_range(value: int) -> str:
+    return (
+        f"is {_shown(value)}, beyond the integers JSON carries exactly (-(2**53 - 1) to 2**53 - 1); write it as a"
+        " string to send it as text"
+    )
 
 
 class _NotJson(Exception):
@@ -153,6 +166,10 @@ class _Checker:
             )
         if depth > MAX_DEPTH:
             raise _NotJson(path, f"nests more than {MAX_DEPTH} levels deep")
+        if isinstance(value, Refused):
+            raise _NotJson(path, str(value))
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
+            raise _NotJson(path, _out_of_range(value))
         if value is None or isinstance(value, (bool, int, str)):
             return value
         if isinstance(value, float):
@@ -162,6 +179,8 @@ class _Checker:
         if isinstance(value, Mapping):
             plain: dict[str, Any] = {}
             for key, item in value.items():
+                if isinstance(key, Refused):
+                    raise _NotJson(path, f"has the key {key}")
                 if not isinstance(key, str):
                     raise _NotJson(path, f"has the key {key!r} ({type_name(key)}); keys must be strings: quote it")
                 inner = f"{path}.{key}" if _PLAIN_KEY.fullmatch(key) else f"{path}[{key!r}]"
@@ -289,6 +308,9 @@ class _Entry:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             self.problem(field, f"must be a whole number of at least {minimum}, got {_shown(value)}")
+            return None
+        if value > MAX_INTEGER:
+            self.problem(field, _out_of_range(value))
             return None
         return value
 

@@ -14,6 +14,9 @@ from typing import Any, ClassVar, Literal
 __all__ = [
     "KINDS",
     "LABELS",
+    "MAX_DEPTH",
+    "MAX_INTEGER",
+    "MAX_VALUES",
     "SECTIONS",
     "Action",
     "ChartDef",
@@ -24,6 +27,7 @@ __all__ = [
     "Kind",
     "LayoutItemDef",
     "Origin",
+    "Refused",
     "WorkflowDef",
     "is_secret_field",
     "without_secrets",
@@ -46,6 +50,15 @@ LABELS: dict[Kind, str] = {
     "dashboard": "dashboard",
     "workflow": "workflow",
 }
+
+# Free-form values (a connection, chart options, a workflow's configuration) nest at most MAX_DEPTH deep, and all
+# sources together hold at most MAX_VALUES values: a YAML alias stands for its whole anchor, so a small file could
+# otherwise stand for billions of them.
+MAX_DEPTH = 100
+MAX_VALUES = 1_000_000
+# The integers JSON carries exactly everywhere (I-JSON, RFC 7493): a platform or a tool between that reads numbers
+# as doubles would change a larger one silently, so one is refused rather than sent.
+MAX_INTEGER = 2**53 - 1
 
 # Connection fields the contract makes write-only ("password, private_key, token, anything the platform marks
 # secret"), matched by name the way the platform's own redaction does: never compared, shown, logged or hashed.
@@ -89,6 +102,31 @@ def without_secrets(value: Any, mask: str | None = None) -> Any:
     if isinstance(value, list):
         return [without_secrets(item, mask) for item in value]
     return value
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A value written in a file that the definitions refuse, kept in its place so that the check names the object
+    and field holding it: ``190:20:30`` (YAML 1.1 reads it as 685230), a date out of range, a huge integer.
+
+    :param text: the value as written (cut to 40 characters).
+    :param what: what it is, after ``is``: ``a YAML 1.1 sexagesimal number (685230 in YAML 1.1, text in 1.2)``.
+    :param advice: what to write instead.
+    :param line: the line it is on (from 1), when the parser says.
+    """
+
+    text: str
+    what: str
+    advice: str
+    line: int | None = None
+
+    @property
+    def shown(self) -> str:
+        """The value as written, and its line when known: ``'190:20:30' (line 4)``."""
+        return repr(self.text) + ("" if self.line is None else f" (line {self.line})")
+
+    def __str__(self) -> str:
+        return f"{self.shown} is {self.what}; {self.advice}"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,245 @@
+"""YAML definitions read so that no file can take the process down: :func:`parse_yaml`.
+
+PyYAML composes a document recursively (libyaml's composer, in C, when built: 50,000 ``[`` in 100 KB overflow the
+C stack, a SIGSEGV before any Python check runs), and its constructor expands merge keys (``<<``) eagerly (seven
+levels of ten merges in 600 bytes take minutes and gigabytes before any value is counted). So the document is
+composed here, from the parser's event stream (a state machine that does not recurse), and budgeted at every
+event: collections nest at most :data:`MAX_NESTING` deep, and the document stands for at most
+:data:`~airflow_provider_analytics.definitions._model.MAX_VALUES` nodes, keys included, where an alias (a merge
+key's too) costs the whole expanded size of the anchor it names. Only then does PyYAML's safe constructor build the
+values, refusing a key written twice in one mapping.
+
+Values that YAML 1.1 reads as something other than what was written, or cannot build at all, become
+:class:`~airflow_provider_analytics.definitions._model.Refused` in their place, so that the check names the object
+and the field holding them: sexagesimal numbers (``190:20:30`` is 685230), dates and times out of range, integers
+beyond :data:`~airflow_provider_analytics.definitions._model.MAX_INTEGER`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from airflow_provider_analytics.definitions._model import MAX_DEPTH, MAX_INTEGER, MAX_VALUES, Refused
+
+__all__ = ["MAX_NESTING", "YamlProblem", "parse_yaml"]
+
+# A free-form value sits inside the document's mapping, a section's list, an object and its field: four levels
+# more than MAX_DEPTH, so that this limit refuses nothing the check of the values would have let through.
+MAX_NESTING = MAX_DEPTH + 4
+# Longer than any way of writing an integer within MAX_INTEGER (binary needs 53 digits): refused unconverted,
+# since CPython refuses to convert over 4,300 decimal digits (a bare ValueError) and base 60 is quadratic.
+_MAX_DIGITS = 64
+_INTEGER_RANGE = "from -(2**53 - 1) to 2**53 - 1, the integers JSON carries exactly"
+
+
+class YamlProblem(Exception):
+    """A file that is not YAML, or that exceeds a budget: the message says at which line and column.
+
+    :param problem: what is wrong and what to change.
+    :param mark: where the mistake starts (a PyYAML mark), if known.
+    :param invalid: whether the text is not YAML at all (rather than YAML over a budget).
+    """
+
+    def __init__(self, problem: str, mark: Any = None, *, invalid: bool = False) -> None:
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        if invalid:
+            super().__init__(f"invalid YAML{' at ' + where if where else ''}: {problem}")
+        else:
+            super().__init__(f"{where}: {problem}" if where else problem)
+
+
+def parse_yaml(text: str) -> Any:
+    """The one document of ``text`` as plain values (``None`` when it holds none).
+
+    :param text: the file's text.
+    :raises YamlProblem: the text is not YAML, holds several documents, or exceeds a budget.
+    """
+    import yaml  # type: ignore[import-untyped]  # PyYAML (installed with Airflow) ships no type information
+
+    loader = _loader_class()(text)
+    try:
+        root = _compose(loader, yaml)
+        return None if root is None else loader.construct_document(root)
+    except yaml.MarkedYAMLError as error:
+        raise YamlProblem(*_described(error, text), invalid=True) from None
+    except yaml.YAMLError as error:
+        raise YamlProblem(str(error), invalid=True) from None
+    finally:
+        loader.dispose()
+
+
+def _described(error: Any, text: str) -> tuple[str, Any]:
+    """PyYAML's error as one sentence, and the mark where the mistake starts.
+
+    PyYAML marks the problem where the parser noticed it; for a quote, bracket or block left open that is the
+    end of the stream, while its context (``while scanning a quoted scalar``) marks where the open thing began.
+    """
+    problem = error.problem or error.context or "not valid YAML"
+    context, mark = error.context_mark, error.problem_mark
+    if mark is None or (context is not None and mark.index >= len(text.rstrip())):
+        if mark is not None and context is not None:
+            problem = f"{error.context} that is never closed: {problem}"
+        mark = context or mark
+    return problem, mark
+
+
+def _refused(node: Any, what: str, advice: str) -> Refused:
+    written = str(node.value)
+    return Refused(written if len(written) <= 40 else written[:37] + "...", what, advice, node.start_mark.line + 1)
+
+
+@functools.cache
+def _loader_class() -> Any:
+    """PyYAML's safe loader (its C parser when built) with the constructors above; composing is :func:`_compose`."""
+    import yaml
+
+    class DefinitionsLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # a merge key (<<) may be overridden: that is what it is for
+                marker = (key_node.tag, key_node.value)
+                if marker in seen:
+                    problem = f"the key {key_node.value!r} appears twice in one mapping; keep one"
+                    raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+                seen.add(marker)
+            return super().construct_mapping(node, deep=deep)
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            written = str(node.value)
+            if ":" in written:
+                return _refused(node, "a YAML 1.1 sexagesimal (base 60) number", _SEXAGESIMAL)
+            if len(written.replace("_", "").lstrip("+-")) > _MAX_DIGITS:
+                return _refused(node, f"an integer of over {_MAX_DIGITS} digits", _BEYOND)
+            value = _typed(node, "an integer", super().construct_yaml_int)
+            if isinstance(value, int) and abs(value) > MAX_INTEGER:
+                return _refused(node, f"the integer {value}", _BEYOND)
+            return value
+
+        def construct_yaml_float(self, node: Any) -> Any:
+            if ":" in str(node.value):
+                return _refused(node, "a YAML 1.1 sexagesimal (base 60) number", _SEXAGESIMAL)
+            return _typed(node, "a number", super().construct_yaml_float)
+
+        def construct_yaml_bool(self, node: Any) -> Any:
+            return _typed(node, "a boolean", super().construct_yaml_bool)
+
+        def construct_yaml_timestamp(self, node: Any) -> Any:
+            return _typed(node, "a date or time that exists", super().construct_yaml_timestamp)
+
+    for tag, method in (
+        ("int", DefinitionsLoader.construct_yaml_int),
+        ("float", DefinitionsLoader.construct_yaml_float),
+        ("bool", DefinitionsLoader.construct_yaml_bool),
+        ("timestamp", DefinitionsLoader.construct_yaml_timestamp),
+    ):  # the base class registered its own functions by tag: register the overrides the same way
+        DefinitionsLoader.add_constructor(f"tag:yaml.org,2002:{tag}", method)
+    return DefinitionsLoader
+
+
+def _typed(node: Any, what: str, construct: Any) -> Any:
+    """``construct(node)``, or :class:`Refused` where PyYAML would raise a bare ``ValueError`` (``!!int abc``, a
+    30 February, a time zone 99 hours off): an error no YAML check catches, which a task would retry."""
+    try:
+        return construct(node)
+    except (ValueError, LookupError, OverflowError):
+        return _refused(node, f"not {what} (a part out of range, or a tag that does not fit)", _AS_TEXT)
+
+
+_SEXAGESIMAL = "YAML 1.1 reads it as a number in base 60, YAML 1.2 as text: quote it for text, or write the number"
+_BEYOND = f"the definitions take integers {_INTEGER_RANGE}: quote it to send it as text"
+_AS_TEXT = "quote it to send it as text"
+
+
+class _Open:
+    """A collection being composed: its node, its anchor, its expanded size so far, a mapping's pending key."""
+
+    __slots__ = ("anchor", "key", "node", "size")
+
+    def __init__(self, node: Any, anchor: str | None) -> None:
+        self.node = node
+        self.anchor = anchor
+        self.size = 1
+        self.key: Any = None
+
+
+def _compose(loader: Any, yaml: Any) -> Any:
+    """The document's root node, composed from the event stream without recursion and within the budgets."""
+    root: Any = None
+    documents = 0
+    open_: list[_Open] = []
+    anchors: dict[str, tuple[Any, int | None]] = {}  # the size is None while the anchored collection is open
+    total = 0
+    while True:
+        event = loader.get_event()
+        mark = event.start_mark
+        if isinstance(event, yaml.StreamEndEvent):
+            return root
+        if isinstance(event, yaml.DocumentStartEvent):
+            documents += 1
+            if documents > 1:
+                raise YamlProblem("a second YAML document (after '---'): write one document per file", mark)
+            continue
+        if not isinstance(event, (yaml.NodeEvent, yaml.CollectionEndEvent)):
+            continue  # the stream's start and a document's end
+        if isinstance(event, yaml.AliasEvent):
+            node, cost = anchors.get(event.anchor, (None, 0))
+            if node is None:
+                raise YamlProblem(f"the alias *{event.anchor} names no anchor before it: define &{event.anchor}", mark)
+            if cost is None:
+                raise YamlProblem(f"the alias *{event.anchor} is inside what it names: JSON cannot carry a cycle", mark)
+        elif isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
+            if event.anchor is not None and event.anchor in anchors:
+                raise YamlProblem(f"the anchor &{event.anchor} is defined twice: rename one", mark)
+            node = _node(loader, yaml, event)
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(open_) >= MAX_NESTING:
+                    raise YamlProblem(f"nests more than {MAX_NESTING} levels deep: flatten it", mark)
+                open_.append(_Open(node, event.anchor))
+                if event.anchor is not None:
+                    anchors[event.anchor] = (node, None)
+                total += 1
+                continue
+            cost = 1
+            if event.anchor is not None:
+                anchors[event.anchor] = (node, 1)
+        else:  # the end of a collection: its parts are counted already
+            done = open_.pop()
+            node, cost = done.node, done.size
+            node.end_mark = event.end_mark
+            if done.anchor is not None:
+                anchors[done.anchor] = (node, cost)
+        if not isinstance(event, yaml.CollectionEndEvent):
+            total += cost
+        if total > MAX_VALUES:
+            raise YamlProblem(
+                f"the file stands for over {MAX_VALUES:,} values, counting each alias (*name, and each merge key"
+                " <<) as all it names: write fewer aliases, or split the file",
+                mark,
+            )
+        if not open_:
+            root = node
+            continue
+        parent = open_[-1]
+        parent.size += cost
+        if isinstance(parent.node, yaml.SequenceNode):
+            parent.node.value.append(node)
+        elif parent.key is None:
+            parent.key = node
+        else:
+            parent.node.value.append((parent.key, node))
+            parent.key = None
+
+
+def _node(loader: Any, yaml: Any, event: Any) -> Any:
+    """The node a scalar or a collection's start stands for, its tag resolved as PyYAML's composer does."""
+    if isinstance(event, yaml.ScalarEvent):
+        tag = (
+            event.tag if event.tag not in (None, "!") else loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        )
+        return yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+    kind = yaml.SequenceNode if isinstance(event, yaml.SequenceStartEvent) else yaml.MappingNode
+    tag = event.tag if event.tag not in (None, "!") else loader.resolve(kind, None, event.implicit)
+    return kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
