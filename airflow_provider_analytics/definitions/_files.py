@@ -31,6 +31,7 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_PATH_SHOWN = 200
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 _GLOB_CHARACTERS = re.compile(r"[*?\[]")
+_RENDERED = re.compile(r"(?:^|[/\\])\s*([{\[])")  # a part of the path that opens a mapping or a list
 
 PathLike = str | os.PathLike[str]
 DefinitionsSource = PathLike | Mapping[str, Any] | Sequence[PathLike | Mapping[str, Any]]
@@ -88,15 +89,20 @@ def _shown_path(text: str) -> str:
 def _not_a_path(text: str) -> str | None:
     """Why ``text`` is plainly not a path but something rendered to text (``None`` when it may be a path).
 
-    A templated ``definitions`` rendered without native rendering arrives as the mapping's or list's text, which
-    can hold passwords: it is described, never shown.
+    A templated ``definitions`` rendered without native rendering arrives as the mapping's or list's text (the
+    operator may have put the DAG's folder before it), which can hold passwords: it is described, never shown. A
+    glob's ``[ab]`` stays a path: a rendered list ends with ``]`` or holds ``, `` or ``: ``.
     """
-    stripped = text.strip()
-    if stripped[:1] == "{" or (stripped[:1] == "[" and stripped[-1:] == "]"):
-        kind = "mapping" if stripped[0] == "{" else "list"
-        return f"is text that reads as a {kind} ({len(text):,} characters, starting with {stripped[0]!r}), not a path"
     if "\n" in text or "\r" in text:
         return f"is text of several lines ({len(text):,} characters), not a path"
+    match = _RENDERED.search(text)
+    if match is not None:
+        tail = text[match.start(1) :].rstrip()
+        kind = "mapping" if tail[0] == "{" else "list"
+        if (kind == "mapping" and (":" in tail or tail == "{}")) or (
+            kind == "list" and (tail.endswith("]") or ", " in tail or ": " in tail)
+        ):
+            return f"is text that reads as a {kind} ({len(text):,} characters), not a path"
     return None
 
 

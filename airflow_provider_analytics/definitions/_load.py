@@ -102,8 +102,9 @@ def _suggest(key: object, known: Sequence[str]) -> str:
 
 
 def _shown(value: object) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
-        return f"an integer of {len(str(abs(value))):,} digits" if abs(value) > 10**40 else f"int {value}"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**40:
+        # str() of an int over 4,300 digits raises ValueError: count its digits from its bits
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"{type_name(value)} {value!r}"
     return type_name(value)

@@ -160,6 +160,7 @@ def test_json_and_mappings_refuse_integers_beyond_the_range_too(tmp_path: Path) 
     mapping = definitions()
     mapping["dashboards"][0]["layout"][0]["x"] = 2**53
     mapping["workflows"][0]["configuration"]["limit"] = -(2**60)
+    mapping["workflows"][0]["description"] = 10**5000  # str() of it would raise ValueError
 
     assert problems_of(path) == [
         f"{path}: workflows[0] 'w': configuration.n: '{'9' * 37}...' is an integer of 5,000 digits; the"
@@ -171,6 +172,8 @@ def test_json_and_mappings_refuse_integers_beyond_the_range_too(tmp_path: Path) 
         " exactly (-(2**53 - 1) to 2**53 - 1); write it as a string to send it as text",
         "definitions: workflows[0] 'enrich-sales': configuration.limit: is int -1152921504606846976, beyond the"
         " integers JSON carries exactly (-(2**53 - 1) to 2**53 - 1); write it as a string to send it as text",
+        "definitions: workflows[0] 'enrich-sales': description: must be a string, got an integer of about 5,001"
+        " digits; quote it in YAML",
     ]
 
 
@@ -188,9 +191,10 @@ def test_a_syntax_error_points_where_the_mistake_starts(tmp_path: Path) -> None:
     [
         str(definitions()),  # what Jinja gives for a mapping without render_template_as_native_obj
         str([definitions()]),
+        os.path.join("/opt/airflow/dags", str(definitions())),  # the operator puts the DAG's folder before it
         "data_sources:\n  - name: x\n    connection: {password: " + PASSWORD + "}\n",
     ],
-    ids=["mapping", "list", "yaml-text"],
+    ids=["mapping", "list", "in-dag-folder", "yaml-text"],
 )
 def test_a_rendered_mapping_is_refused_without_being_shown(rendered: str) -> None:
     (problem,) = problems_of(rendered)
