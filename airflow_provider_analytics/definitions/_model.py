@@ -104,7 +104,7 @@ def without_secrets(value: Any, mask: str | None = None) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Refused:
     """A value written in a file that the definitions refuse, kept in its place so that the check names the object
     and field holding it: ``190:20:30`` (YAML 1.1 reads it as 685230), a date out of range, a huge integer.
@@ -127,6 +127,9 @@ class Refused:
 
     def __str__(self) -> str:
         return f"{self.shown} is {self.what}; {self.advice}"
+
+    def __repr__(self) -> str:  # a message that shows an unexpected value with !r shows what was written
+        return self.shown
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ values, refusing a key written twice in one mapping.
 
 Values that YAML 1.1 reads as something other than what was written, or cannot build at all, become
 :class:`~airflow_provider_analytics.definitions._model.Refused` in their place, so that the check names the object
-and the field holding them: sexagesimal numbers (``190:20:30`` is 685230), dates and times out of range, integers
-beyond :data:`~airflow_provider_analytics.definitions._model.MAX_INTEGER`.
+and the field holding them: sexagesimal numbers (``190:20:30`` is 685230) and octal ones (``0755`` is 493; YAML 1.2
+reads both otherwise), dates and times out of range, integers beyond
+:data:`~airflow_provider_analytics.definitions._model.MAX_INTEGER`.
 """
 
 from __future__ import annotations
@@ -111,7 +112,10 @@ def _loader_class() -> Any:
             written = str(node.value)
             if ":" in written:
                 return _refused(node, "a YAML 1.1 sexagesimal (base 60) number", _SEXAGESIMAL)
-            if len(written.replace("_", "").lstrip("+-")) > _MAX_DIGITS:
+            digits = written.replace("_", "").lstrip("+-")
+            if len(digits) > 1 and digits[0] == "0" and digits[1] not in "bxBX":
+                return _refused(node, "a YAML 1.1 octal number (0755 is 493; YAML 1.2 reads 755)", _OCTAL)
+            if len(digits) > _MAX_DIGITS:
                 return _refused(node, f"an integer of over {_MAX_DIGITS} digits", _BEYOND)
             value = _typed(node, "an integer", super().construct_yaml_int)
             if isinstance(value, int) and abs(value) > MAX_INTEGER:
@@ -149,6 +153,7 @@ def _typed(node: Any, what: str, construct: Any) -> Any:
 
 
 _SEXAGESIMAL = "YAML 1.1 reads it as a number in base 60, YAML 1.2 as text: quote it for text, or write the number"
+_OCTAL = "write the number it means without leading zeros, or quote it to send it as text"
 _BEYOND = f"the definitions take integers {_INTEGER_RANGE}: quote it to send it as text"
 _AS_TEXT = "quote it to send it as text"
 

@@ -163,10 +163,19 @@ def test_values_yaml_would_change_or_python_would_raise_on_are_input_errors(tmp_
         " 8), the integer 9007199254740992",
     ]
     # each object reports its first bad value; the others of the same objects, one by one once those are fixed
-    again = written(tmp_path, "again.yaml", "workflows:\n  - {name: w, configuration: {t: 190:20:30, f: 1:30.5}}\n")
+    again = written(
+        tmp_path,
+        "again.yaml",
+        "workflows:\n  - {name: t, configuration: {t: 190:20:30}}\n  - {name: f, configuration: {f: 1:30.5}}\n"
+        "  - {name: o, configuration: {mode: 0755, zero: 0, hex: 0x1F}}\n",
+    )
     assert problems_of(again) == [
-        f"{again}: workflows[0] 'w': configuration.t: '190:20:30' (line 2) is a YAML 1.1 sexagesimal (base 60)"
-        f" number; {sexagesimal}"
+        f"{again}: workflows[0] 't': configuration.t: '190:20:30' (line 2) is a YAML 1.1 sexagesimal (base 60)"
+        f" number; {sexagesimal}",
+        f"{again}: workflows[1] 'f': configuration.f: '1:30.5' (line 3) is a YAML 1.1 sexagesimal (base 60)"
+        f" number; {sexagesimal}",
+        f"{again}: workflows[2] 'o': configuration.mode: '0755' (line 4) is a YAML 1.1 octal number (0755 is 493;"
+        " YAML 1.2 reads 755); write the number it means without leading zeros, or quote it to send it as text",
     ]
 
 
