@@ -110,7 +110,7 @@ FILES: dict[str, Callable[[], str]] = {
 }
 
 
-def run(path: Path, env: dict[str, str], timeout: float, memory: int) -> tuple[str, float, float]:
+def run(path: Path, env: dict[str, str], timeout: float, memory: int, checkout: Path) -> tuple[str, float, float]:
     """Load ``path`` in a child: how it ended, seconds, peak RSS in MiB."""
 
     def cap() -> None:
@@ -120,7 +120,12 @@ def run(path: Path, env: dict[str, str], timeout: float, memory: int) -> tuple[s
     began = time.monotonic()
     with out_path.open("w") as out:
         child = subprocess.Popen(  # reaped below with wait4, for its rusage
-            [sys.executable, "-c", CHILD, str(path)], stdout=out, stderr=subprocess.DEVNULL, env=env, preexec_fn=cap
+            [sys.executable, "-c", CHILD, str(path)],
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=checkout,  # "python -c" puts its working folder first on sys.path, before PYTHONPATH
+            preexec_fn=cap,
         )
     ended = ""
     while True:
@@ -152,8 +157,8 @@ def main() -> None:
     parser.add_argument("--only", help="run the files whose name contains this")
     args = parser.parse_args()
     env = dict(os.environ)
-    if args.checkout:
-        env["PYTHONPATH"] = str(args.checkout.resolve())
+    checkout = (args.checkout or Path(__file__).resolve().parent.parent).resolve()
+    env["PYTHONPATH"] = str(checkout)
     import yaml  # type: ignore[import-untyped]  # PyYAML ships no type information
 
     print(f"PyYAML {yaml.__version__}, libyaml: {yaml.__with_libyaml__}; checkout: {args.checkout or 'this one'}\n")
@@ -162,7 +167,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         baseline = Path(folder) / "empty.yaml"
         baseline.write_text("", encoding="utf-8")
-        outcome, seconds, rss = run(baseline, env, args.timeout, args.memory_mib * 1024 * 1024)
+        outcome, seconds, rss = run(baseline, env, args.timeout, args.memory_mib * 1024 * 1024, checkout)
         print(f"| (empty file: the interpreter alone) | 0 | {outcome} | {seconds:.2f} | {rss:.0f} |", flush=True)
         for number, (name, build) in enumerate(FILES.items()):
             if args.only and args.only not in name:
@@ -171,7 +176,7 @@ def main() -> None:
             assert len(text.encode()) <= LIMIT, name
             path = Path(folder) / f"{number}.yaml"
             path.write_text(text, encoding="utf-8")
-            outcome, seconds, rss = run(path, env, args.timeout, args.memory_mib * 1024 * 1024)
+            outcome, seconds, rss = run(path, env, args.timeout, args.memory_mib * 1024 * 1024, checkout)
             outcome = outcome.replace(f"{path}: ", "")
             shown = outcome if len(outcome) <= 110 else outcome[:107] + "..."
             print(f"| {name} | {len(text):,} | {shown} | {seconds:.2f} | {rss:.0f} |", flush=True)
