@@ -158,39 +158,71 @@ class _Checker:
         definition = _PARSERS[kind](entry)  # every field is checked, so that one run reports all their problems
         return definition if entry.valid else None
 
-    def plain(self, value: Any, path: str, depth: int = 0) -> Any:
-        """``value`` as plain JSON (a copy: aliases no longer shared), or :class:`_NotJson` saying where not."""
+    def plain(self, value: Any, field: str) -> Any:
+        """``value`` as plain JSON (a copy: aliases no longer shared), or :class:`_NotJson` saying where not.
+
+        :param value: a free-form field's value.
+        :param field: the field's name, where the path in a problem starts.
+        """
+        return self._plain(value, (None, field), 0)
+
+    def _plain(self, value: Any, where: _Where, depth: int) -> Any:
+        # ``where`` is formatted only for a problem: up to a million values pass here, and formatting each one's
+        # path cost nine tenths of the check.
         self.values += 1
         if self.values > MAX_VALUES:
             raise _NotJson(
-                path, f"the definitions hold over {MAX_VALUES:,} values (YAML aliases expanding?); split them"
+                _path(where), f"the definitions hold over {MAX_VALUES:,} values (YAML aliases expanding?); split them"
             )
         if depth > MAX_DEPTH:
-            raise _NotJson(path, f"nests more than {MAX_DEPTH} levels deep")
-        if isinstance(value, Refused):
-            raise _NotJson(path, str(value))
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
-            raise _NotJson(path, _out_of_range(value))
-        if value is None or isinstance(value, (bool, int, str)):
+            raise _NotJson(_path(where), f"nests more than {MAX_DEPTH} levels deep")
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, int):
+            if abs(value) > MAX_INTEGER:
+                raise _NotJson(_path(where), _out_of_range(value))
             return value
         if isinstance(value, float):
             if not math.isfinite(value):
-                raise _NotJson(path, f"is {value}, which JSON cannot carry")
+                raise _NotJson(_path(where), f"is {value}, which JSON cannot carry")
             return value
         if isinstance(value, Mapping):
             plain: dict[str, Any] = {}
             for key, item in value.items():
                 if isinstance(key, Refused):
-                    raise _NotJson(path, f"has the key {key}")
+                    raise _NotJson(_path(where), f"has the key {key}")
                 if not isinstance(key, str):
-                    raise _NotJson(path, f"has the key {key!r} ({type_name(key)}); keys must be strings: quote it")
-                inner = f"{path}.{key}" if _PLAIN_KEY.fullmatch(key) else f"{path}[{key!r}]"
-                plain[key] = self.plain(item, inner, depth + 1)
+                    problem = f"has the key {key!r} ({type_name(key)}); keys must be strings: quote it"
+                    raise _NotJson(_path(where), problem)
+                plain[key] = self._plain(item, (where, key), depth + 1)
             return plain
         if isinstance(value, (list, tuple)):
-            return [self.plain(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
+            return [self._plain(item, (where, index), depth + 1) for index, item in enumerate(value)]
+        if isinstance(value, Refused):
+            raise _NotJson(_path(where), str(value))
         hint = "; quote it to send it as text" if isinstance(value, (datetime.date, datetime.time)) else ""
-        raise _NotJson(path, f"is a {type(value).__name__}, which JSON cannot carry{hint}")
+        raise _NotJson(_path(where), f"is a {type(value).__name__}, which JSON cannot carry{hint}")
+
+
+# Where a value is, as its parent's place and its own key or index: built in constant time per value.
+_Where = tuple[Any, str | int]
+
+
+def _path(where: _Where) -> str:
+    """``configuration.steps[0]['a b']`` from the chain of places (the first is the field's name)."""
+    steps: list[str | int] = []
+    place: Any = where
+    while place is not None:
+        place, step = place
+        steps.append(step)
+    field, *inner = reversed(steps)
+    text = str(field)
+    for step in inner:
+        if isinstance(step, int):
+            text += f"[{step}]"
+        else:
+            text += f".{step}" if _PLAIN_KEY.fullmatch(step) else f"[{step!r}]"
+    return text
 
 
 class _Entry:
