@@ -27,9 +27,16 @@ from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 
 # How long a kill may spend cancelling the remote work before it gives up (and logs that it did).
 ON_KILL_SECONDS = 30.0
+# No first poll sooner than this after the trigger starts (or one interval, when a shorter one was asked for).
+# A trigger that fires within about a second of its deferral races the deferring worker's exit: the
+# executor's late "success" for that try reaches a scheduler that has already queued the resumed task, and
+# Airflow fails the try ("finished with state success, but the task instance's state attribute is queued";
+# apache/airflow #67287, #72716, #71580; 3.2.2 fixed only the "scheduled" case, #66374). bench/deferral_race.py
+# measures it; docs/troubleshooting.md, "A deferred task failed with only INFO lines", says what it costs.
+FIRST_POLL_FLOOR_SECONDS = 3.0
 # The status before the first poll: unlike any status (None included), so the first state seen is logged.
 _NOTHING_SEEN = object()
-__all__ = ["AnalyticsPollTrigger"]
+__all__ = ["FIRST_POLL_FLOOR_SECONDS", "AnalyticsPollTrigger"]
 
 
 class AnalyticsPollTrigger(BaseTrigger):
@@ -149,14 +156,17 @@ class AnalyticsPollTrigger(BaseTrigger):
                 await asyncio.sleep(self.poll_interval if remaining is None else min(self.poll_interval, remaining))
 
     async def _stagger_start(self) -> None:
-        """Wait a random part of one interval before the first poll.
+        """Wait ``FIRST_POLL_FLOOR_SECONDS`` (at most one interval), then a random part of one interval.
 
-        The task (or the trigger before a triggerer restart) has just looked, so nothing is lost; and a
-        triggerer that starts a thousand waits at once then polls them spread over the interval instead
-        of all in the same instant, which would hold its event loop for every one of them in turn.
+        The task (or the trigger before a triggerer restart) has just looked, so nothing is lost. The floor keeps
+        a wait that is already over from firing inside Airflow's deferral race (see the constant); the random
+        part, on top of the floor rather than clamped up to it, keeps a triggerer that starts a thousand waits at
+        once polling them spread over the interval instead of all in the same instant, which would hold its event
+        loop for every one of them in turn. A deadline nearer than that is kept: the first poll is then its last
+        look.
         """
         remaining = None if self.deadline is None else self.deadline - time.time()
-        first = self.poll_interval * random.random()
+        first = min(FIRST_POLL_FLOOR_SECONDS, self.poll_interval) + self.poll_interval * random.random()
         if remaining is not None:
             first = min(first, max(0.0, remaining))
         await asyncio.sleep(first)
