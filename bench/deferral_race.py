@@ -10,12 +10,16 @@ DAG with ``retries=0``) through the REST API without a logical date, waits for a
   the task instance's state attribute is queued`` (or ``running``): Airflow's own race between the deferring
   worker's exit and a trigger that fires within its window (apache/airflow #66374, #67287, #72716, #71580);
 - per run, the seconds from the sensor's poke on the worker (the request just before it defers) to the
-  trigger's first poll, from the sandbox's request log: how soon the trigger looked, and so what the race needs.
+  trigger's first poll, from the sandbox's request log: how soon the trigger looked;
+- per deferral, the seconds from the task's "Pausing task as DEFERRED" to the scheduler's "Received executor
+  event with state success" for that try: the race's window, which a trigger must not fire inside, and so
+  what the provider's first-poll floor (``FIRST_POLL_FLOOR_SECONDS``) has to outwait.
 
 Each execution takes a random ``--work-seconds`` (sandbox option), so some have ended when the trigger first
 looks and some have not. ``--provider-ref main`` runs the provider as committed on that git ref (its package is
 copied out with ``git archive`` and put first on every component's ``PYTHONPATH``), to measure the code before
-a change from the same work tree. Every process is stopped by its pid and the temporary folders are removed.
+a change from the same work tree. Every process is stopped by its pid and the temporary folders are removed;
+every component's log of the last run is kept in ``.deferral-race/logs`` (git-ignored).
 
     .venv/bin/python bench/deferral_race.py --executor local --runs 50 --provider-ref main
     .venv/bin/python bench/deferral_race.py --executor celery --runs 50
@@ -50,6 +54,14 @@ DAG_ID = "race_start_then_sense"
 WORKFLOW = "wf_revenue_rollup"
 # The scheduler's words when it fails a try over a stale "success" from the deferring worker's exit.
 RACE_LINE = re.compile(r"finished with state success, but the task instance's state attribute is (\w+)")
+# The task's own line when it defers (in the scheduler's log with LocalExecutor, in a worker's with Celery), and the
+# scheduler reading that try's exit: the race's window lies between the two.
+DEFERRED_LINE = re.compile(r"Pausing task as DEFERRED.*?run_id=(\S+) task_id=wait")
+EXIT_READ_LINE = re.compile(
+    r"Received executor event with state success for task instance TaskInstanceKey\(dag_id='[^']+', task_id='wait', "
+    r"run_id='([^']+)', try_number=1"
+)
+STAMP = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d\.\d+)")
 
 
 def provider_copy(ref: str, into: Path) -> Path:
@@ -73,6 +85,23 @@ def first_poll_gaps(deployment: Deployment, runs: list[str]) -> dict[str, float 
         times = [_at(entry["received_at"]) for entry in requests if entry["method"] == "GET" and entry["path"] == path]
         gaps[run_id] = times[1] - times[0] if len(times) >= 2 else None  # the poke, then the trigger
     return gaps
+
+
+def race_windows(logs: Path) -> list[float]:
+    """Per deferred ``wait``: seconds from its deferral to the scheduler reading its worker's exit (sorted).
+
+    A trigger that fires inside this window makes the scheduler fail the try; its length is what the provider's
+    first-poll floor has to outwait.
+    """
+    deferred: dict[str, float] = {}
+    read: dict[str, float] = {}
+    for log in logs.glob("*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            for pattern, seen in ((DEFERRED_LINE, deferred), (EXIT_READ_LINE, read)):
+                if (found := pattern.search(line)) and (stamp := STAMP.match(line)):
+                    at = datetime.fromisoformat(f"{stamp.group(1)}T{stamp.group(2)}+00:00").timestamp()
+                    seen.setdefault(found.group(1), at)
+    return sorted(read[run_id] - at for run_id, at in deferred.items() if run_id in read)
 
 
 def _task_states(cluster: Cluster, run_id: str) -> str:
@@ -117,12 +146,14 @@ def measure(args: argparse.Namespace, staging: Path) -> dict[str, Any]:
         gaps = first_poll_gaps(deployment, runs)
         scheduler_log = (cluster.logs / "scheduler.log").read_text(errors="replace")
         race_lines = RACE_LINE.findall(scheduler_log)
+        windows = race_windows(cluster.logs)
         tasks = {run_id: _task_states(cluster, run_id) for run_id in runs if states[run_id] != "success"}
-        cluster.keep_logs = bool(tasks)  # every component's log, kept in .deferral-race/logs (git-ignored)
+        cluster.keep_logs = True  # every component's log, kept in .deferral-race/logs (git-ignored)
     failed = [run_id for run_id in runs if waits[run_id]["state"] == "failed"]
     return {
         "runs": runs, "states": states, "failed": failed, "race_lines": race_lines, "gaps": gaps, "elapsed": elapsed,
         "other_failed": [r for r in runs if states[r] == "failed" and r not in failed], "tasks": tasks,
+        "windows": windows,
     }  # fmt: skip
 
 
@@ -140,6 +171,11 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> None:
     if known:
         print(f"poke -> trigger's first poll, s: min {min(known):.2f}, median {statistics.median(known):.2f}, "
               f"max {max(known):.2f} ({len(known)} runs polled by a trigger)")  # fmt: skip
+    windows = result["windows"]
+    if windows:
+        print(f"deferral -> scheduler reads the worker's exit (the race's window), s: min {windows[0]:.2f}, median "
+              f"{statistics.median(windows):.2f}, 90th percentile {windows[int(len(windows) * 0.9)]:.2f}, max "
+              f"{windows[-1]:.2f} ({len(windows)} deferrals)")  # fmt: skip
     for run_id in failed:
         gap = gaps[run_id]
         print(f"  failed {run_id}: poke -> first trigger poll {'?' if gap is None else f'{gap:.2f}'} s")
