@@ -19,7 +19,7 @@ Each execution takes a random ``--work-seconds`` (sandbox option), so some have 
 looks and some have not. ``--provider-ref main`` runs the provider as committed on that git ref (its package is
 copied out with ``git archive`` and put first on every component's ``PYTHONPATH``), to measure the code before
 a change from the same work tree. Every process is stopped by its pid and the temporary folders are removed;
-every component's log of the last run is kept in ``.deferral-race/logs`` (git-ignored).
+every component's log of the last run is kept in ``.deferral-race-<executor>[-<ref>]/logs`` (git-ignored).
 
     .venv/bin/python bench/deferral_race.py --executor local --runs 50 --provider-ref main
     .venv/bin/python bench/deferral_race.py --executor celery --runs 50
@@ -104,6 +104,12 @@ def race_windows(logs: Path) -> list[float]:
     return sorted(read[run_id] - at for run_id, at in deferred.items() if run_id in read)
 
 
+def _run_name(args: argparse.Namespace) -> str:
+    """Names the run's private folder and where its logs are kept: ``.deferral-race-<executor>[-<ref>]/logs``."""
+    ref = re.sub(r"[^A-Za-z0-9_.-]", "_", args.provider_ref)
+    return f"deferral-race-{args.executor}" + (f"-{ref}" if ref else "")
+
+
 def _task_states(cluster: Cluster, run_id: str) -> str:
     answer = cluster.api("GET", f"/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances")["task_instances"]
     return ", ".join(f"{ti['task_id']} {ti['state']} (try {ti['try_number']})" for ti in answer)
@@ -130,7 +136,7 @@ def measure(args: argparse.Namespace, staging: Path) -> dict[str, Any]:
     }
     sandbox_args = ["--speed", "demo", "--auto-sync", "0", "--work-seconds", args.work_seconds, "--chaos-seed", "1"]
     cluster = Cluster(release, airflow_bin("", ROOT / ".tools" / "bin" / "uv"), args.executor, dags, sandbox_args,
-                      name="deferral-race", settings=settings, worker_concurrency=2)  # fmt: skip
+                      name=_run_name(args), settings=settings, worker_concurrency=2)  # fmt: skip
     with cluster:
         deployment = Deployment(cluster)
         wait_parsed(cluster, {DAG_ID})
@@ -148,7 +154,7 @@ def measure(args: argparse.Namespace, staging: Path) -> dict[str, Any]:
         race_lines = RACE_LINE.findall(scheduler_log)
         windows = race_windows(cluster.logs)
         tasks = {run_id: _task_states(cluster, run_id) for run_id in runs if states[run_id] != "success"}
-        cluster.keep_logs = True  # every component's log, kept in .deferral-race/logs (git-ignored)
+        cluster.keep_logs = True  # every component's log, kept in .deferral-race-*/logs (git-ignored)
     failed = [run_id for run_id in runs if waits[run_id]["state"] == "failed"]
     return {
         "runs": runs, "states": states, "failed": failed, "race_lines": race_lines, "gaps": gaps, "elapsed": elapsed,
