@@ -36,7 +36,7 @@ ON_KILL_SECONDS = 30.0
 FIRST_POLL_FLOOR_SECONDS = 3.0
 # The status before the first poll: unlike any status (None included), so the first state seen is logged.
 _NOTHING_SEEN = object()
-__all__ = ["FIRST_POLL_FLOOR_SECONDS", "AnalyticsPollTrigger"]
+__all__ = ["AnalyticsPollTrigger"]
 
 
 class AnalyticsPollTrigger(BaseTrigger):
