@@ -28,6 +28,7 @@ every component's log of the last run is kept in ``.deferral-race-<executor>[-<r
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -54,9 +55,8 @@ DAG_ID = "race_start_then_sense"
 WORKFLOW = "wf_revenue_rollup"
 # The scheduler's words when it fails a try over a stale "success" from the deferring worker's exit.
 RACE_LINE = re.compile(r"finished with state success, but the task instance's state attribute is (\w+)")
-# The task's own line when it defers (in the scheduler's log with LocalExecutor, in a worker's with Celery), and the
-# scheduler reading that try's exit: the race's window lies between the two.
-DEFERRED_LINE = re.compile(r"Pausing task as DEFERRED.*?run_id=(\S+) task_id=wait")
+# The scheduler reading the exit of a try of ``wait`` (the deferral's own line is in the task's log): the race's
+# window lies between the two.
 EXIT_READ_LINE = re.compile(
     r"Received executor event with state success for task instance TaskInstanceKey\(dag_id='[^']+', task_id='wait', "
     r"run_id='([^']+)', try_number=1"
@@ -91,16 +91,22 @@ def race_windows(logs: Path) -> list[float]:
     """Per deferred ``wait``: seconds from its deferral to the scheduler reading its worker's exit (sorted).
 
     A trigger that fires inside this window makes the scheduler fail the try; its length is what the provider's
-    first-poll floor has to outwait.
+    first-poll floor has to outwait. The deferral is the task log's ``Pausing task as DEFERRED`` (JSON lines,
+    whatever the executor); the exit read is the scheduler's ``Received executor event with state success``.
     """
     deferred: dict[str, float] = {}
+    for task_log in logs.glob(f"airflow/dag_id={DAG_ID}/run_id=*/task_id=wait/attempt=1.log"):
+        for line in task_log.read_text(errors="replace").splitlines():
+            if "Pausing task as DEFERRED" in line:
+                entry = json.loads(line)
+                deferred[entry["run_id"]] = _at(entry["timestamp"])
+                break
     read: dict[str, float] = {}
-    for log in logs.glob("*.log"):
-        for line in log.read_text(errors="replace").splitlines():
-            for pattern, seen in ((DEFERRED_LINE, deferred), (EXIT_READ_LINE, read)):
-                if (found := pattern.search(line)) and (stamp := STAMP.match(line)):
-                    at = datetime.fromisoformat(f"{stamp.group(1)}T{stamp.group(2)}+00:00").timestamp()
-                    seen.setdefault(found.group(1), at)
+    for line in (logs / "scheduler.log").read_text(errors="replace").splitlines():
+        if (found := EXIT_READ_LINE.search(line)) and (stamp := STAMP.match(line)):
+            read.setdefault(
+                found.group(1), datetime.fromisoformat(f"{stamp.group(1)}T{stamp.group(2)}+00:00").timestamp()
+            )
     return sorted(read[run_id] - at for run_id, at in deferred.items() if run_id in read)
 
 
