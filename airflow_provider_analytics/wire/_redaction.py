@@ -1,21 +1,36 @@
-"""Keeping API tokens out of everything the platform (or a proxy in front of it) says back.
+"""Keeping secrets (API tokens, data-source passwords) out of everything the platform (or a proxy) says back.
 
-A platform that repeats a request's ``Authorization`` header in an error message would otherwise put the token,
-whole, into the exception text, the task log, the trigger event Airflow stores in its database and XCom. Every
-client remembers its token here when it is built; every body it reads (JSON answers and error bodies, never a
-downloaded report) and every text quoted in an error passes through :func:`scrub_text` (or its byte-level
-twin :func:`scrub_body`), which replaces each remembered token, and anything shaped like ``Bearer <token>``,
-with ``***``.
+A platform that repeats a request's ``Authorization`` header, or the password of a data source it could not
+reach, would otherwise put the secret, whole, into the exception text, the task log, the trigger event Airflow
+stores in its database and XCom. Every client remembers its token here when it is built, and the hook every
+secret value it is about to send (:func:`remember_secrets`); every body it reads (JSON answers and error bodies,
+never a downloaded report) and every text quoted in an error or a warning passes through :func:`scrub_text` (or
+its byte-level twin :func:`scrub_body`), which replaces each remembered secret, and anything shaped like
+``Bearer <token>``, with ``***``.
 
-Tokens are remembered for the life of the process, across connections: a triggerer serving many connections
+A secret is masked in every form a platform or proxy is known to echo it in: as written (also with ``/``
+JSON-escaped), URL-encoded (``quote`` with and without ``/`` kept, ``quote_plus``; either case of hex digit),
+and base64 (standard and URL-safe alphabet), alone or inside a longer encoded text such as
+``Basic base64(user:token)``. Inside a longer text the secret's base64 depends on its byte offset there, modulo
+3, and the characters at its two ends also encode the neighbouring bytes; so for each offset the characters that
+encode only the secret's own bits are searched for, and the whole run of base64 characters around them is
+masked (neighbours included: they are the same credential's other half).
+
+Which keys hold a secret is decided by one rule, :func:`is_secret_key`, for every section of every input.
+
+Secrets are remembered for the life of the process, across connections: a triggerer serving many connections
 hides every one of them in every connection's texts.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 import threading
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, AnyStr, Generic
+from urllib.parse import quote, quote_plus, urlsplit
 
 MASK = "***"
 # Shorter secrets would mask ordinary words; a real token is far longer (Airflow's own masker skips them too).
@@ -24,36 +39,197 @@ MIN_SECRET_LENGTH = 5
 # At least 8 characters, so that prose such as "send a Bearer token" stays as written.
 _BEARER = r"(?P<scheme>(?i:bearer)[ \t]+)[A-Za-z0-9\-._~+/=]{8,}"
 
+# The one rule for "this key holds a secret": its name, lower-cased with every run of non-word characters
+# made "_", contains one of these. They are Airflow 3.3's own sensitive field names (DEFAULT_SENSITIVE_FIELDS
+# of its secrets masker, which Airflow applies to connection extras and variable names) and the write-only
+# connection fields of the contract ("password, private_key, token, anything the platform marks secret"), plus
+# the names key material goes by. Kept here, without Airflow, so the wire layer, the definitions and the
+# hooks apply the same rule on every Airflow release (2.11's list is shorter). docs/hook.md documents it.
+SECRET_KEY_MARKERS = (
+    "access_key",
+    "access_token",
+    "api_key",
+    "apikey",
+    "auth_header",
+    "authorization",
+    "bearer",
+    "connection_string",
+    "credential",
+    "dsn",
+    "key_file",
+    "keyfile",
+    "passphrase",
+    "passwd",
+    "password",
+    "private_key",
+    "proxy",
+    "secret",
+    "service_account",
+    "service_key",
+    "sslkey",
+    "ssl_key",
+    "token",
+    "webhook_url",
+)
+_NON_WORD = re.compile(r"\W+")
+
+_STANDARD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+_BEARER_TEXT = re.compile(_BEARER)
+_BEARER_BYTES = re.compile(_BEARER.encode())
+
+
+@dataclass(frozen=True)
+class _Known(Generic[AnyStr]):
+    """What one pass looks for, in one type (text or bytes): every spelling of every remembered secret, in one
+    alternation of plain literals, and which of those are base64 middles (to grow into their whole run).
+
+    Searched apart from the ``Bearer`` pattern: an alternation of literals alone is what the regular expression
+    engine searches fastest; one pattern for both is about five times slower on a 1 MiB body.
+    """
+
+    pattern: re.Pattern[AnyStr] | None
+    runs: dict[AnyStr, frozenset[AnyStr]]  # a base64 middle's spelling -> the alphabet its run extends over
+
+
 _lock = threading.Lock()
 _secrets: set[str] = set()
-_text_pattern = re.compile(_BEARER)
-_bytes_pattern = re.compile(_BEARER.encode())
+_known_text: _Known[str] = _Known(None, {})
+_known_bytes: _Known[bytes] = _Known(None, {})
+
+
+def is_secret_key(name: object) -> bool:
+    """Whether a value under this key is a secret (:data:`SECRET_KEY_MARKERS`): ``password``, ``api_token``,
+    ``X-Api-Key``, ``sslkey``, ``client_secret``...
+
+    :param name: a mapping key, in any section (connection fields, chart options, workflow configuration).
+    """
+    if not isinstance(name, str):
+        return False
+    normalized = _NON_WORD.sub("_", name.strip().lower())
+    return any(marker in normalized for marker in SECRET_KEY_MARKERS)
+
+
+def secret_values(value: Any) -> list[str]:
+    """Every secret in a JSON-like value: the strings (and whole numbers) under a secret key at any depth, and
+    the password of every URL with one (``postgres://user:password@host/db``) wherever it is.
+
+    Walked without recursion, as :func:`scrub_value` is.
+
+    :param value: a connection, chart options, a workflow's configuration, or anything made of those.
+    """
+    found: list[str] = []
+    pending: list[tuple[Any, bool]] = [(value, False)]
+    while pending:
+        item, secret = pending.pop()
+        if isinstance(item, dict):
+            pending += [(inner, secret or is_secret_key(key)) for key, inner in item.items()]
+        elif isinstance(item, (list, tuple)):
+            pending += [(inner, secret) for inner in item]
+        elif isinstance(item, str):
+            found += [item] if secret else []
+            found += _url_passwords(item)
+        elif secret and isinstance(item, int) and not isinstance(item, bool):
+            found.append(str(item))  # YAML reads `password: 12345678` as a number; it is sent as one
+    return found
+
+
+def _url_passwords(text: str) -> list[str]:
+    if "@" not in text or "://" not in text:
+        return []
+    found = []
+    for candidate in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s@/]*@", text):
+        try:
+            password = urlsplit(candidate).password
+        except ValueError:
+            continue
+        if password:
+            found.append(password)
+    return found
+
+
+def remember_secrets(value: Any) -> list[str]:
+    """Remember every secret of ``value`` (:func:`secret_values`); returns them, for Airflow's masker too.
+
+    :param value: what is about to be sent: a connection, chart options, a workflow's configuration...
+    """
+    found = secret_values(value)
+    for secret in found:
+        remember_secret(secret)
+    return found
 
 
 def remember_secret(secret: str | None) -> None:
-    """Mask ``secret`` in every text :func:`scrub_text` and :func:`scrub_body` see from now on, in this process.
+    """Mask ``secret``, in all its encodings, in every text :func:`scrub_text` and :func:`scrub_body` see from
+    now on, in this process.
 
-    :param secret: an API token (ignored when empty or shorter than :data:`MIN_SECRET_LENGTH`).
+    :param secret: an API token or another secret (ignored when empty or shorter than :data:`MIN_SECRET_LENGTH`).
     """
-    global _text_pattern, _bytes_pattern
+    global _known_text, _known_bytes
     secret = (secret or "").strip()
     if len(secret) < MIN_SECRET_LENGTH or secret in _secrets:
         return
     with _lock:
         _secrets.add(secret)
-        # Longest first, so a token that contains another is masked whole; also the JSON-escaped form of "/".
-        forms = {form for known in _secrets for form in (known, known.replace("/", "\\/"))}
-        alternatives = [re.escape(form) for form in sorted(forms, key=len, reverse=True)]
-        _text_pattern = re.compile("|".join([_BEARER, *alternatives]))
-        _bytes_pattern = re.compile("|".join([_BEARER, *alternatives]).encode())
+        literals: set[str] = set()
+        runs: dict[str, frozenset[str]] = {}
+        for known in _secrets:
+            literals.update(spelling for form in _literal_forms(known) for spelling in _variants(form))
+            for middle in _base64_middles(known):
+                runs.update(dict.fromkeys(_variants(middle), _run_alphabet(middle)))
+        # Longest first, so a secret that contains another is masked whole.
+        choices = "|".join(re.escape(form) for form in sorted(literals | runs.keys(), key=len, reverse=True))
+        _known_text = _Known(re.compile(choices), runs)
+        _known_bytes = _Known(
+            re.compile(choices.encode()),
+            {middle.encode(): frozenset(char.encode() for char in chars) for middle, chars in runs.items()},
+        )
+
+
+def _literal_forms(secret: str) -> set[str]:
+    """The secret as written and URL-encoded (each of the encoders a client or proxy commonly uses)."""
+    return {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), quote_plus(secret, safe="/")}
+
+
+def _variants(form: str) -> set[str]:
+    """A form as it may be spelled: ``/`` also JSON-escaped (``\\/``), ``%XX`` escapes also in lower case.
+
+    Spelled out as plain literals, not as ``(?i:...)`` or ``\\?/`` in the pattern: an alternation of literals
+    is what the regular expression engine searches fastest (about 0.1 s for a 1 MiB body).
+    """
+    spellings = {form, re.sub(r"%[0-9A-F]{2}", lambda escape: escape.group().lower(), form)}
+    return spellings | {spelling.replace("/", "\\/") for spelling in spellings}
+
+
+def _base64_middles(secret: str) -> Iterator[str]:
+    """For each byte offset modulo 3, the base64 characters that encode only the secret's own bits, in both
+    alphabets: what any base64 text holding the secret at that offset contains, whatever its neighbours."""
+    raw = secret.encode()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode()
+        # Character i encodes bits [6i, 6i + 6): it is the secret's alone when those lie in [8 * offset, 8 * end).
+        middle = encoded[(8 * offset + 5) // 6 : (8 * (offset + len(raw))) // 6]
+        if len(middle) >= MIN_SECRET_LENGTH:
+            yield middle
+            yield middle.translate(str.maketrans("+/", "-_"))
+
+
+def _run_alphabet(middle: str) -> frozenset[str]:
+    """What a base64 match extends over: a middle with ``+`` or ``/`` is in the standard alphabet, one with
+    ``-`` or ``_`` in the URL-safe one, one with neither could be in either."""
+    if "+" in middle or "/" in middle:
+        return _STANDARD
+    return _URL_SAFE if "-" in middle or "_" in middle else _STANDARD | _URL_SAFE
 
 
 def scrub_text(text: str) -> str:
-    """``text`` with every remembered token, and every ``Bearer <credential>``, replaced by ``***``.
+    """``text`` with every remembered secret (in every encoding), and every ``Bearer <credential>``, replaced by
+    ``***``.
 
-    :param text: a message, reason or body that came from the platform or the network.
+    :param text: a message, reason, header or body that came from the platform or the network.
     """
-    return _text_pattern.sub(_mask_text, text)
+    return _scrub(text, _BEARER_TEXT, _known_text, _TEXT_MARKS)
 
 
 def scrub_body(body: bytes) -> bytes:
@@ -64,7 +240,65 @@ def scrub_body(body: bytes) -> bytes:
 
     :param body: a decoded (not compressed) answer body.
     """
-    return _bytes_pattern.sub(_mask_bytes, body)
+    return _scrub(body, _BEARER_BYTES, _known_bytes, _BYTES_MARKS)
+
+
+# What _scrub writes and reads, per type: the mask, the empty text, "/" as JSON escapes it, base64's padding.
+_TEXT_MARKS = (MASK, "", "\\/", "=")
+_BYTES_MARKS = (MASK.encode(), b"", b"\\/", b"=")
+
+
+def _scrub(
+    text: AnyStr, bearer: re.Pattern[AnyStr], known: _Known[AnyStr], marks: tuple[AnyStr, AnyStr, AnyStr, AnyStr]
+) -> AnyStr:
+    """Replace each credential and remembered secret by the mask; a base64 middle first grows to the whole run
+    of base64 characters around it (and its ``=`` padding), found by scanning rather than by the pattern, whose
+    leading ``[...]*`` would make a search over a long base64 body quadratic."""
+    mask, empty, slash, pad = marks
+    spans = [match.span() for match in known.pattern.finditer(text)] if known.pattern is not None else []
+    for start, end in list(spans):
+        alphabet = known.runs.get(text[start:end])
+        if alphabet is not None:
+            spans.append((_run_start(text, start, alphabet, slash), _run_end(text, end, alphabet, slash, pad)))
+    # "Bearer " itself stays: what was hidden stays legible.
+    spans += [(match.end("scheme"), match.end()) for match in bearer.finditer(text)]
+    if not spans:
+        return text
+    pieces: list[AnyStr] = []
+    done = 0  # text[:done] is in pieces already (a mask included)
+    for start, end in sorted(spans):
+        if end <= done:
+            continue  # inside what is masked already
+        if start >= done:
+            pieces += [text[done:start], mask]
+        done = end  # an overlap with the previous mask only makes that mask reach further
+    pieces.append(text[done:])
+    return empty.join(pieces)
+
+
+def _run_start(text: AnyStr, start: int, alphabet: frozenset[AnyStr], slash: AnyStr) -> int:
+    while start > 0:
+        if text[start - 1 : start] in alphabet:
+            start -= 1
+        elif text[max(start - 2, 0) : start] == slash:
+            start -= 2
+        else:
+            break
+    return start
+
+
+def _run_end(text: AnyStr, end: int, alphabet: frozenset[AnyStr], slash: AnyStr, pad: AnyStr) -> int:
+    limit = len(text)
+    while end < limit:
+        if text[end : end + 1] in alphabet:
+            end += 1
+        elif text[end : end + 2] == slash:
+            end += 2
+        else:
+            break
+    while end < limit and text[end : end + 1] == pad:
+        end += 1
+    return end
 
 
 def scrub_value(value: Any) -> Any:
@@ -92,14 +326,6 @@ def scrub_value(value: Any) -> Any:
             else:
                 target[scrub_text(str(key))] = copy
     return result
-
-
-def _mask_text(match: re.Match[str]) -> str:
-    return (match.group("scheme") or "") + MASK
-
-
-def _mask_bytes(match: re.Match[bytes]) -> bytes:
-    return (match.group("scheme") or b"") + MASK.encode()
 
 
 def may_hide_escapes(body: bytes) -> bool:
