@@ -302,6 +302,26 @@ def masked_config(conn: Any) -> ClientConfig:
     return config
 
 
+def register_secrets(value: Any) -> None:
+    """Hide every secret of ``value`` from now on, before it is sent: in what the platform says back (the wire
+    scrubber, ``wire/_redaction.py``) and in every log line Airflow writes (its secrets masker).
+
+    Which values are secret is the one rule of :func:`~airflow_provider_analytics.wire._redaction.is_secret_key`
+    (docs/hook.md, "Secrets"): the values under a secret-looking key at any depth, and a URL's password.
+    ``mask_secret`` comes from common-compat, which finds it on every supported release (``airflow.sdk.log`` on
+    3.x, ``airflow.utils.log.secrets_masker`` on 2.11): no difference for ``version_compat.py`` to hold.
+
+    :param value: a data source's connection, chart options, a workflow's configuration or inputs, a report's
+        parameters: anything the provider is handed to send.
+    """
+    from airflow.providers.common.compat.sdk import mask_secret
+
+    from airflow_provider_analytics.wire._redaction import remember_secrets
+
+    for secret in remember_secrets(value):
+        mask_secret(secret)
+
+
 def quiet_httpx_request_lines() -> None:
     """Set the ``httpx`` logger to WARNING, unless the deployment configured it.
 

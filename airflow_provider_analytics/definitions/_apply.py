@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from airflow_provider_analytics.connection._config import register_secrets
 from airflow_provider_analytics.definitions._compare import kept_layout
 from airflow_provider_analytics.definitions._load import DefinitionsSource, load_definitions
 from airflow_provider_analytics.definitions._model import (
@@ -92,6 +93,7 @@ def plan_definitions(hook: AnalyticsHook, source: DefinitionsSource) -> Plan:
         name (only the listings sent).
     """
     definitions = load_definitions(source)
+    register_secrets(definitions.free_form())  # before the first request, for the masker's log lines too
     plan = make_plan(definitions, read_existing(hook))
     hook.log.info("%s", plan.table())
     return plan

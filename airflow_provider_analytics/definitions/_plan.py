@@ -22,6 +22,9 @@ counts as "the same"; these are the decisions, and each is one place to change:
   their values. Fields only the platform has (its defaults, such as a port) are ignored. Connection values are
   never shown: a plan says which connection fields differ, not how. So a changed password cannot be seen:
   to rotate one, give the data source a new name (or change it on the platform).
+- **Secrets elsewhere** (a workflow's ``configuration``, a chart's ``options``): a value under a secret-looking
+  key (``is_secret_field``, at any depth) is compared, but shown, in the table and in the plan's XCom value, only
+  as ``(secret changed)`` (or ``(secret)`` beside another change of the same field): never its value.
 - **No update for charts, workflows and data sources**: the contract has none, so one that differs from the
   platform's is ``cannot_apply``, with what to do; the apply refuses a plan that has any (it never deletes and
   recreates, which would break every dashboard and report that uses the object).
@@ -46,6 +49,7 @@ from airflow_provider_analytics.definitions._compare import (
     Ref,
     describe,
     differences,
+    jsonable,
     version_of,
 )
 from airflow_provider_analytics.definitions._model import (
@@ -59,8 +63,12 @@ from airflow_provider_analytics.definitions._model import (
     Definition,
     Definitions,
     Kind,
+    WorkflowDef,
+    hide_secret_pair,
+    is_secret_field,
 )
 from airflow_provider_analytics.definitions._problems import Problems, one_line
+from airflow_provider_analytics.wire._redaction import scrub_text, scrub_value
 
 __all__ = ["ACTIONS", "Action", "Change", "Existing", "FieldChange", "Pending", "Plan", "Ref", "make_plan"]
 
@@ -72,6 +80,9 @@ _ACTION_WORDS = {
     "cannot_apply": "cannot apply",
     "not_managed": "not managed here",
 }
+# What the plan shows for a value under a secret-looking key (_without_secret_values), in the table and in XCom.
+SECRET_CHANGED = "(secret changed)"
+SECRET_KEPT = "(secret)"
 _MOST_IDS_LISTED = 10
 _MOST_NAMES_SHOWN = 5
 
@@ -318,7 +329,8 @@ def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple
         detail = _create_detail(definition, refs)
         return Change(kind, definition.name, "create", detail=detail, definition=definition, refs=refs)
     ident = str(current["id"])
-    fields, unseen = differences(definition, current, refs)
+    found, unseen = differences(_as_seen(definition), current, refs)
+    fields = tuple(_without_secret_values(change) for change in found)
     version = version_of(current) if kind == "dashboard" else None
     held = current if kind == "dashboard" else None  # what an update must keep (_compare.kept_layout)
     base = Change(
@@ -327,7 +339,7 @@ def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple
     if not fields:
         detail = f"{ident}" + (f"; not compared: {', '.join(unseen)}" if unseen else "")
         return _with(base, "unchanged", detail)
-    described = "; ".join(describe(change) for change in fields)
+    described = "; ".join(_describe(change) for change in fields)
     if kind == "dashboard":
         return _with(base, "update", f"{ident} at version {version}: {described}")
     differ = ", ".join(change.field for change in fields)
@@ -338,6 +350,42 @@ def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple
         f" {label}: give the definition a new name to create another (the platform's stays, nothing is deleted),"
         f" or change the platform's {label} to match",
     )
+
+
+def _as_seen(definition: Definition) -> Definition:
+    """The definition as the platform's answers are read: every remembered secret masked (wire/_redaction.py).
+
+    The provider remembers a definition's secrets before its first request, so the listings it compares with
+    come back with them masked (``***``). Compared as written, a workflow whose configuration holds an
+    ``api_token`` would differ from the platform's at every run; compared as seen, the same secret on both sides
+    is no difference, and one the platform holds that the definition does not is (shown ``(secret changed)``).
+    """
+    if isinstance(definition, DataSourceDef):
+        return replace(definition, connection=scrub_value(definition.connection))
+    if isinstance(definition, ChartDef):
+        return replace(definition, query=scrub_text(definition.query), options=scrub_value(definition.options))
+    if isinstance(definition, WorkflowDef):
+        seen = scrub_value(definition.configuration)
+        return replace(definition, configuration=seen, description=scrub_text(definition.description))
+    return definition
+
+
+def _without_secret_values(change: FieldChange) -> FieldChange:
+    """``change`` with every value under a secret-looking key (``is_secret_field``, at any depth: a workflow's
+    ``configuration.api_token``, a chart's ``options.auth.password``) replaced by :data:`SECRET_CHANGED` where it
+    differs and :data:`SECRET_KEPT` where it does not. The plan's table, its XCom value and its fingerprint are
+    made from what is left: a secret is never shown, and whether it changed is."""
+    if is_secret_field(change.field.rsplit(".", 1)[-1]):
+        return FieldChange(change.field, SECRET_CHANGED, SECRET_CHANGED)
+    before, after = hide_secret_pair(change.before, change.after, SECRET_CHANGED, SECRET_KEPT)
+    return FieldChange(change.field, before, after)
+
+
+def _describe(change: FieldChange) -> str:
+    """The table's phrase for one field: only ``(secret changed)`` when nothing else in it differs."""
+    if change.before == change.after and SECRET_CHANGED in json.dumps(jsonable(change.before), default=str):
+        return f"{change.field}: {SECRET_CHANGED}"
+    return describe(change)
 
 
 def _with(change: Change, action: Action, detail: str) -> Change:

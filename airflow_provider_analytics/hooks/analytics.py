@@ -149,8 +149,10 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param options: drawing options.
         :param idempotency_key: makes a repeat of this call return the first chart instead of a second one.
         """
+        from airflow_provider_analytics.connection._config import register_secrets
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
+        register_secrets(options)  # before it is sent: a platform may echo it back (wire/_redaction.py)
         return self.client.call(endpoints.create_chart(name, type, data_source_id, query, options, idempotency_key))
 
     def iter_chart_data(self, chart_id: str, page_size: int = 100) -> ChartRows:
@@ -189,8 +191,10 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param description: optional description.
         :param idempotency_key: makes a repeat of this call return the first workflow.
         """
+        from airflow_provider_analytics.connection._config import register_secrets
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
+        register_secrets(configuration)
         return self.client.call(endpoints.create_workflow(name, configuration, description, idempotency_key))
 
     def execute_workflow(
@@ -244,8 +248,10 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param connection: connection settings; secret fields are write-only.
         :param idempotency_key: makes a repeat of this call return the first data source.
         """
+        from airflow_provider_analytics.connection._config import register_secrets
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
+        register_secrets(connection)
         return self.client.call(endpoints.connect_data_source(name, type, connection, idempotency_key))
 
     def get_sync_status(self, data_source_id: str) -> SyncState:

@@ -1,0 +1,97 @@
+"""Every secret value the provider is handed (a data source's connection fields, values under secret-looking keys
+in chart options and workflow configuration) is hidden before it is sent: a platform that echoes it in a 422
+shows it in no exception and no log line, and Airflow's secrets masker hides it in every other line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+import pytest
+from airflow.providers.common.compat.sdk import redact
+
+from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
+from airflow_provider_analytics.operators.errors import FinalFailure
+from airflow_provider_analytics.sandbox.faults import Fault
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.wire._redaction import is_secret_key, scrub_text
+from airflow_provider_analytics.wire.errors import InvalidRequestError
+from tests.support.connections import api_requests, whole_text
+from tests.support.context import make_context
+from tests.support.names import JSON_HEADERS
+
+
+def unique_secret(label: str) -> str:
+    """A value no earlier test registered: registration lasts for the process, so a reused one proves nothing."""
+    return f"{label}-{uuid.uuid4().hex[:12]}"
+
+
+def refusal_echoing(connection: dict[str, Any]) -> Fault:
+    """A 422 that repeats the connection settings whole, as a careless platform's driver error would."""
+    body = {"error": {"type": "invalid_request", "message": f"cannot connect to {connection}", "details": connection}}
+    return Fault.respond(422, headers=JSON_HEADERS, body=json.dumps(body), method="POST", path="/v1/data-sources$")
+
+
+def assert_hidden(secret: str, *texts: object) -> None:
+    for text in texts:
+        assert secret not in str(text)
+    assert secret not in redact(f"a log line with {secret} in it")  # Airflow's masker hides it too
+    assert secret not in scrub_text(f"a platform text with {secret} in it")
+
+
+def test_a_password_a_422_echoes_is_in_no_error_of_the_operator(
+    sandbox: SandboxServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    password, key = unique_secret("pw"), unique_secret("key")
+    connection = {"host": "db", "user": "svc", "password": password, "options": {"sslkey": key}}
+    sandbox.state.inject(refusal_echoing(connection))
+    operator = ConnectDataSourceOperator(task_id="connect", name="warehouse", type="postgres", connection=connection)
+    with caplog.at_level(logging.DEBUG), pytest.raises(FinalFailure) as caught:
+        operator.execute(make_context())
+    refusal = caught.value.__cause__
+    assert isinstance(refusal, InvalidRequestError)
+    assert "cannot connect to {'host': 'db', 'user': 'svc', 'password': '***'" in str(refusal)  # the rest is legible
+    assert_hidden(password, whole_text(caught.value), refusal.details, caplog.text)
+    assert_hidden(key, whole_text(caught.value))
+    (sent,) = api_requests(sandbox, "/v1/data-sources")
+    assert sent.status == 422  # it was really sent, and refused
+
+
+def test_a_password_in_a_dsn_and_secrets_in_options_and_configuration(
+    sandbox: SandboxServer, hook: AnalyticsHook
+) -> None:
+    dsn_password, api_token, nested = unique_secret("dsnpw"), unique_secret("tok"), unique_secret("deep")
+    dsn = f"postgres://svc:{dsn_password}@db:5432/sales"
+    sandbox.state.inject(refusal_echoing({"url": dsn}))
+    with pytest.raises(InvalidRequestError) as caught:
+        hook.connect_data_source("warehouse", "postgres", {"url": dsn})
+    assert "postgres://svc:***@db:5432/sales" in str(caught.value)
+    assert_hidden(dsn_password, whole_text(caught.value))
+    # Secret-looking keys in any section, at any depth, are registered as they are sent.
+    hook.create_workflow("wf-secret", {"steps": [{"auth": {"client_secret": nested}}], "api_token": api_token})
+    assert_hidden(api_token)
+    assert_hidden(nested)
+
+
+@pytest.mark.parametrize(
+    ("key", "secret"),
+    [
+        ("password", True),
+        ("api_token", True),
+        ("X-Api-Key", True),
+        ("client_secret", True),
+        ("sslkey", True),
+        ("PRIVATE_KEY", True),
+        ("dsn", True),
+        ("host", False),
+        ("user", False),
+        ("port", False),
+        ("sslmode", False),
+        ("database", False),
+    ],
+)
+def test_the_one_rule_for_secret_keys(key: str, secret: bool) -> None:
+    assert is_secret_key(key) is secret
