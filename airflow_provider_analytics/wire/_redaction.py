@@ -72,6 +72,10 @@ SECRET_KEY_MARKERS = (
     "webhook_url",
 )
 _NON_WORD = re.compile(r"\W+")
+# Characters JSON has outside its strings. A "secret" made of these alone (a number such as a TTL of 86400 under
+# "token_ttl", "false" under "use_token") would be masked in a body's numbers and literals, breaking the JSON:
+# such values are left to Airflow's masker, which only rewrites log lines.
+_JSON_SYNTAX = frozenset("0123456789+-.eEtruefalsn ,:[]{}\t\r\n")
 
 _STANDARD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 _URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
@@ -168,7 +172,7 @@ def remember_secret(secret: str | None) -> None:
     """
     global _known_text, _known_bytes
     secret = (secret or "").strip()
-    if len(secret) < MIN_SECRET_LENGTH or secret in _secrets:
+    if len(secret) < MIN_SECRET_LENGTH or secret in _secrets or set(secret) <= _JSON_SYNTAX:
         return
     with _lock:
         _secrets.add(secret)

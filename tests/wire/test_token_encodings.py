@@ -15,7 +15,7 @@ from airflow_provider_analytics.operators.errors import RemoteWaitError
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Call, RequestSpec
-from airflow_provider_analytics.wire._redaction import remember_secret, scrub_body, scrub_text
+from airflow_provider_analytics.wire._redaction import remember_secret, remember_secrets, scrub_body, scrub_text
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import NotFoundError
@@ -103,6 +103,14 @@ def test_every_encoding_of_a_remembered_secret_is_masked(name: str) -> None:
     assert scrub_body(text.encode()) == scrub_text(text).encode()
     slashes_escaped = text.replace("/", "\\/")  # as a JSON encoder may write them
     assert_no_form(TOKEN, scrub_text(slashes_escaped), scrub_body(slashes_escaped.encode()))
+
+
+def test_a_secret_that_reads_as_json_syntax_leaves_bodies_intact() -> None:
+    # Values under secret-looking keys are remembered, and some are numbers or literals: masking those in a raw
+    # body would turn "ttl": 86400 into "ttl": ***, which no JSON parser reads.
+    remember_secrets({"token_ttl": 86400, "use_token": "false", "secret_ratio": "1.5e+10", "api_key": "kept-4242"})
+    body = b'{"ttl": 86400, "ok": false, "ratio": 1.5e+10, "key": "kept-4242"}'
+    assert json.loads(scrub_body(body)) == {"ttl": 86400, "ok": False, "ratio": 1.5e10, "key": "***"}
 
 
 def test_an_error_and_its_request_id_carry_no_encoding_of_the_token() -> None:
