@@ -7,6 +7,7 @@ them to its logs. The request log applies the same rules when it records a reque
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -19,6 +20,9 @@ SECRET_FIELD_MARKERS = (
     "api_key",
     "passphrase",
     "keyfile",
+    "sslkey",
+    "ssl_key",
+    "cert_key",
 )
 _CREDENTIAL_HEADERS = frozenset({"cookie", "set-cookie", "proxy-authorization", "x-api-key", "api-key"})
 
@@ -28,8 +32,38 @@ def is_secret_field(name: str) -> bool:
 
     :param name: the field name.
     """
-    lowered = name.lower()
+    lowered = name.lower().replace("-", "_")
     return any(marker in lowered for marker in SECRET_FIELD_MARKERS)
+
+
+# Key material in any text: a PEM block (an unterminated one to the end of the text).
+_PEM = re.compile(r"-----BEGIN [^-\r\n]*-----(?:.*?-----END [^-\r\n]*-----|.*\Z)", re.DOTALL)
+# The password of a URL with userinfo: postgres://svc:pw@db/sales keeps everything but "pw".
+_USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:@/]*:)[^\s@/]*@")
+
+
+def redact_text(text: str) -> str:
+    """``text`` with key material (PEM blocks) and every URL's password replaced.
+
+    :param text: a value shown on a page.
+    """
+    return _USERINFO_PASSWORD.sub(rf"\1{REDACTED}@", _PEM.sub(REDACTED, text))
+
+
+def redact_for_display(value: Any) -> Any:
+    """A copy of a resource fit for an unauthenticated page: every secret field at any depth replaced (as the
+    request log does), and key material and URL passwords replaced inside every other text.
+
+    :param value: a resource as the API renders it.
+    """
+    if isinstance(value, dict):
+        return {
+            key: REDACTED if isinstance(key, str) and is_secret_field(key) else redact_for_display(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_for_display(item) for item in value]
+    return redact_text(value) if isinstance(value, str) else value
 
 
 def is_credential_header(name: str) -> bool:

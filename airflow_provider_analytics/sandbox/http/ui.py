@@ -9,11 +9,15 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.responses import HTMLResponse
 
+from airflow_provider_analytics.sandbox.domain.redaction import redact_for_display
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
 
 
 def _page(title: str, resource: Any, status: int = 200) -> HTMLResponse:
-    body = html.escape(json.dumps(resource, indent=2)) if resource is not None else "Not found."
+    # The pages need no token: a secret the platform kept (a DSN's password, a key in a nested field, a workflow's
+    # api_token) must not show on them.
+    shown = redact_for_display(resource)
+    body = html.escape(json.dumps(shown, indent=2)) if resource is not None else "Not found."
     return HTMLResponse(
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)} - Analytics sandbox</title></head><body>"
