@@ -168,7 +168,8 @@ def remember_secret(secret: str | None) -> None:
     """Mask ``secret``, in all its encodings, in every text :func:`scrub_text` and :func:`scrub_body` see from
     now on, in this process.
 
-    :param secret: an API token or another secret (ignored when empty or shorter than :data:`MIN_SECRET_LENGTH`).
+    :param secret: an API token or another secret (ignored when empty, shorter than :data:`MIN_SECRET_LENGTH`,
+        or made only of characters JSON has outside its strings, such as ``86400`` or ``false``).
     """
     global _known_text, _known_bytes
     secret = (secret or "").strip()
