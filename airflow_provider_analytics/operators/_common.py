@@ -163,7 +163,7 @@ def task_step(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S,
             retries = getattr(self, "retries", 0)
             if retries:
                 self.log.error("Failing without using the task's %d retries: %s", retries, reason)  # type: ignore[attr-defined]
-            raise FinalFailure(f"{exc} (not retried: {reason})", error=exc) from exc
+            raise FinalFailure.because(exc, reason) from None  # the error is in its message and `error`
         finally:
             if "hook" in self.__dict__:  # only a hook this step built or used; never build one to close it
                 self.__dict__["hook"].close()

@@ -9,7 +9,7 @@
 
 Each is an ``AirflowException``, so Airflow retries the task as for any other failure, unless a retry cannot
 change the answer: :func:`why_final` says when, and the operators then raise :class:`FinalFailure` (an
-``AirflowFailException``: the task fails without using its retries) from the error. The operators and the
+``AirflowFailException``: the task fails without using its retries) in its place. The operators and the
 sensor import this module at DAG parse time, so it imports the client's errors only where it reads them.
 """
 
@@ -124,8 +124,11 @@ class RequestChangedBetweenTries(AirflowException):
 class FinalFailure(AirflowFailException):
     """The task failed for a reason a retry cannot change, so it fails without using its retries.
 
-    The message is the error's, then why no retry was made; the error itself is the ``__cause__`` (and
-    :attr:`error`), for ``on_failure_callback`` code that decides by type or status.
+    The message is the error's, then, on a line of its own, why no retry was made. The error itself is
+    :attr:`error`, for ``on_failure_callback`` code that decides by type or status. It is not chained as the
+    ``__cause__`` (:meth:`because` is raised ``from None``): Airflow's task log shows every exception of a chain
+    with its message and frames, so the error's text would show twice, and its frames (the provider's own
+    checks) add nothing to a message that already says what to change.
 
     :param message: the message.
     :param error: the error that failed the task.
@@ -134,6 +137,15 @@ class FinalFailure(AirflowFailException):
     def __init__(self, message: str, *, error: BaseException) -> None:
         super().__init__(message)
         self.error = error
+
+    @classmethod
+    def because(cls, error: BaseException, reason: str) -> FinalFailure:
+        """The failure to raise (``from None``) in place of ``error``, which a retry cannot change.
+
+        :param error: what the task raised.
+        :param reason: why a retry cannot change it (:func:`why_final`).
+        """
+        return cls(f"{error}\n(not retried: {reason})", error=error)
 
 
 def why_final(error: BaseException, *, failed_work_is_final: bool = False) -> str | None:

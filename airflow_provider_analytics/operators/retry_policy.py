@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_analytics.operators.errors import why_final
+from airflow_provider_analytics.operators.errors import FinalFailure, why_final
 from airflow_provider_analytics.version_compat import AIRFLOW_VERSION, HAS_TASK_RETRY_POLICIES
 from airflow_provider_analytics.wire.errors import RateLimitedError
 
@@ -41,7 +41,9 @@ class AnalyticsRetryPolicy(RetryPolicy):
     - Anything else (401/403, 5xx, lost connections, failed work): the task's own ``retries`` and
       ``retry_delay``.
 
-    The provider's error may be the exception itself or its ``__cause__`` (``raise MyError(...) from error``).
+    The provider's error may be the exception itself, its ``__cause__`` (``raise MyError(...) from error``) or
+    the ``error`` of a :class:`~airflow_provider_analytics.operators.errors.FinalFailure` (an operator's
+    ``execute`` called from a task).
 
     :raises RuntimeError: built on an Airflow before 3.3, which has no task retry policies.
     """
@@ -76,7 +78,8 @@ class AnalyticsRetryPolicy(RetryPolicy):
                 if isinstance(configured, timedelta):
                     delay = max(delay, configured)
                 return RetryDecision.retry(delay, f"rate limited: the platform asked to wait {error.retry_after:g} s")
-            error = error.__cause__
+            # A FinalFailure is raised ``from None`` (its error would show twice in the log): its error is ``error``.
+            error = error.error if isinstance(error, FinalFailure) else error.__cause__
         return RetryDecision.default()
 
     def serialize(self) -> dict[str, Any]:

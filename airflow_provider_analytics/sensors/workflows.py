@@ -178,7 +178,7 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         # With soft_fail Airflow replaces this exception with a generic skip: log why first.
         self.log.error("%s", error)
         reason = why_final(error, failed_work_is_final=True)
-        raise FinalFailure(f"{error} (not retried: {reason})", error=error) from error
+        raise FinalFailure.because(error, reason or "") from None
 
     def _timeout_message(self, job: ExecutionJob, execution: Mapping[str, Any]) -> str:
         slot = " (with deferrable=True a long wait holds no worker slot)" if not self.deferrable else ""

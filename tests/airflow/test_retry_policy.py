@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from airflow_provider_analytics.operators.errors import FinalFailure
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.version_compat import HAS_TASK_RETRY_POLICIES
 from airflow_provider_analytics.wire.errors import NotFoundError, RateLimitedError, ServerError
@@ -38,6 +39,9 @@ def test_the_policys_decisions() -> None:
     wrapped = RuntimeError("my task failed")
     wrapped.__cause__ = missing
     assert policy.evaluate(wrapped, 1, 3).action == RetryAction.FAIL
+    # An operator's execute called from a task: its FinalFailure holds the error as `error`, not chained.
+    final = FinalFailure.because(missing, "the platform refused the request (404)")
+    assert policy.evaluate(final, 1, 3).action == RetryAction.FAIL
     limited = RateLimitedError("slow down", retry_after=30.0, status=429, error_type="rate_limited")
     decision = policy.evaluate(limited, 1, 3)
     assert (decision.action, decision.retry_delay) == (RetryAction.RETRY, timedelta(seconds=30))
