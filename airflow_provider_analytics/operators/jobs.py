@@ -244,7 +244,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         for attribute in self.job.name_arguments.values():
             if getattr(self, attribute, None) is None:  # given by name: the event names the work (for lineage)
                 setattr(self, attribute, getattr(work, attribute, None))
-        return self._finish(work, resource, outcome)
+        return self._finish(work, resource, outcome, resumed=True)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: what the work read and wrote, its ids and final state (docs/lineage.md).
@@ -304,10 +304,13 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
                 self.publish_link(context, type(link), work.ui_path)
         task_try.published = work
 
-    def _finish(self, work: RemoteJob, resource: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+    def _finish(
+        self, work: RemoteJob, resource: Mapping[str, Any], outcome: str, *, resumed: bool = False
+    ) -> dict[str, Any]:
         if outcome != "success":
             self.failed(work, resource)
-        self.log.info("%s", work.state_of(resource))
+        if not resumed:  # a resumed task's "Resumed from the triggerer" line said it already
+            self.log.info("%s", work.state_of(resource))
         return dict(resource)
 
     def failed(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:

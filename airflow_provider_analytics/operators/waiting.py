@@ -109,6 +109,8 @@ def read_event(
 ) -> tuple[RemoteJob, WaitEvent]:
     """The work a deferred wait resumed with and its checked event, with the task's "resumed" line logged.
 
+    After a success that line is the wait's last word: the caller logs no second line saying the same.
+
     :param log: the task's logger.
     :param job: the kind of work the task deferred to.
     :param task_id: the task, for the message of an unexpected event.

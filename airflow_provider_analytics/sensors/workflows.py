@@ -160,14 +160,17 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
             from airflow_provider_analytics.operators.errors import RemoteWaitError
 
             raise RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
-        return self._finish(job, execution, checked["status"])
+        return self._finish(job, execution, checked["status"], resumed=True)
 
-    def _finish(self, job: ExecutionJob, execution: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+    def _finish(
+        self, job: ExecutionJob, execution: Mapping[str, Any], outcome: str, *, resumed: bool = False
+    ) -> dict[str, Any]:
         """The final execution to return, or the task's failure when its status is in ``fail_on``."""
         if outcome == "failure" and execution.get("status") in self.failing_statuses():
             self._fail(job, execution)
         accepted = "" if outcome == "success" else f" (not in fail_on={tuple(self.fail_on)!r}: returning it)"
-        self.log.info("%s%s", job.state_of(execution), accepted)
+        if accepted or not resumed:  # a resumed task's "Resumed from the triggerer" line said it already
+            self.log.info("%s%s", job.state_of(execution), accepted)
         return dict(execution)
 
     def _fail(self, job: ExecutionJob, execution: Mapping[str, Any]) -> NoReturn:

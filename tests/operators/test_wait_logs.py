@@ -1,5 +1,6 @@
 """What a wait logs, and at which level: a state change at INFO, a poll that saw none at DEBUG, one INFO line when a
-task resumes from the triggerer (what it waited for, how that ended, how long), the rows a chart read returned.
+task resumes from the triggerer (what it waited for, how that ended, how long; for a success, the only line that
+says so), the rows a chart read returned.
 
 The levels are read from the log records themselves: ``caplog`` where Airflow logs through ``logging`` (2.11,
 and the triggers of 3.0), structlog's own capture where it logs through structlog (a task's and a trigger's
@@ -24,6 +25,7 @@ from airflow_provider_analytics.operators.charts import GetChartDataOperator
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
+from airflow_provider_analytics.sensors.workflows import WorkflowExecutionSensor
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from tests.support.context import SLOW, make_context
 from tests.support.names import DATA_SOURCE, POLL, WORKFLOW
@@ -172,6 +174,34 @@ def test_an_operator_resumed_from_the_triggerer_says_what_it_waited_for_how_it_e
         rf"Resumed from the triggerer after \d+\.\d s waiting for {named}: success \({named} succeeded\)", resumed[1]
     ), resumed
     assert resumed[0] == "info"
+    # The one line of a successful wait: no second line saying it succeeded.
+    assert [message for _, message in lines if named in message] == [resumed[1]]
+
+
+def test_a_workflow_execution_sensor_resumed_with_success_logs_one_line(
+    sandbox: SandboxServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    execution = ExecuteWorkflowOperator(task_id="t", workflow_id=WORKFLOW, wait_for_completion=False).execute(
+        make_context()
+    )
+    context = make_context()
+
+    def sensor() -> WorkflowExecutionSensor:
+        return WorkflowExecutionSensor(
+            task_id="s", workflow_id=WORKFLOW, execution_id=execution["id"], deferrable=True, poke_interval=POLL
+        )
+
+    with pytest.raises(TaskDeferred) as deferred:
+        sensor().execute(context)
+    sandbox.state.advance(PAST_THE_END)
+    event = triggerer_event(deferred.value.trigger)
+    handed = json.loads(json.dumps(deferred.value.kwargs))
+    with task_log(caplog) as lines:
+        sensor().execute_complete(context, event=event, **handed)
+    named = f"execution {execution['id']} of workflow {WORKFLOW}"
+    [line] = [(level, message) for level, message in lines if named in message]
+    assert line[0] == "info"
+    assert line[1].startswith("Resumed from the triggerer after "), line
 
 
 def test_a_resume_without_the_deferral_handed_over_still_says_what_it_waited_for(
