@@ -11,6 +11,8 @@ from airflow_provider_analytics.operators._common import AnalyticsBaseOperator, 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
+    from airflow_provider_analytics.definitions import Plan
+
 __all__ = ["ApplyDefinitionsOperator"]
 
 
@@ -27,7 +29,8 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
     ``If-Match`` with the version the plan read, so an edit made meanwhile fails the task instead of being
     overwritten, and keeps the layout items' fields the definitions do not set (a tile's title, its settings).
     A create's answer must be the object asked for (kind and name), else the task fails. A plan with a
-    ``cannot_apply`` object is not applied at all. A second run with the same definitions sends only the reads.
+    ``cannot_apply`` object is not applied at all, and a WARNING names those objects (with
+    ``plan_only`` too). A second run with the same definitions sends only the reads.
 
     Returns ``{"plan": ..., "applied": ..., "links": ...}``: the plan, what was written (``None`` with
     ``plan_only``) and each created or updated dashboard's page in the platform UI (when the connection has a
@@ -59,6 +62,7 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         plan = self.hook.plan_definitions(self._located(self.definitions))
         result: dict[str, Any] = {"plan": plan.to_dict(), "applied": None, "links": {}}
+        self._warn_blocked(plan)
         if self.plan_only:
             self.log.info("plan_only=True: nothing applied")
             return result
@@ -72,6 +76,26 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
                 result["links"][item.name] = url
                 self.log.info("Dashboard %r (%s): %s", item.name, item.action, url)
         return result
+
+    def _warn_blocked(self, plan: Plan) -> None:
+        """One WARNING naming the plan's ``cannot_apply`` objects, whatever the mode.
+
+        A review step (``plan_only``) succeeds with such a plan, and its table logs at INFO: without this line a
+        green task would hide that the apply after it is refused.
+        """
+        if not plan.blocked:
+            return
+        from airflow_provider_analytics.definitions._model import LABELS
+        from airflow_provider_analytics.definitions._problems import one_line
+
+        named = ", ".join(f"{LABELS[change.kind]} {one_line(change.name)!r}" for change in plan.blocked)
+        self.log.warning(
+            "%d object(s) of the plan cannot be applied: %s. They differ from the platform's and the API has no "
+            "update for them, so an apply of this plan is refused before any write; the plan's table says what "
+            "to change for each",
+            len(plan.blocked),
+            named,
+        )
 
     def _located(self, definitions: Any) -> Any:
         """Relative paths read from the DAG file's folder, as Airflow reads templates: a worker's working

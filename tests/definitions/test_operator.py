@@ -19,6 +19,7 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.definitions.helpers import PASSWORD, definitions, sent, write_file
 from tests.lineage.conftest import names, namespace, run_task
 from tests.support.context import make_context
+from tests.support.task_log import task_log
 
 CREATES = {"data_source": 1, "chart": 2, "dashboard": 1, "workflow": 1}
 
@@ -74,6 +75,28 @@ def test_bad_definitions_fail_the_task_without_retries_before_any_request(empty:
     with pytest.raises(FinalFailure, match=r"charts\[0\] 'Revenue': colour"):
         operator.execute(make_context())
     assert sent(empty) == []
+
+
+@pytest.mark.parametrize("plan_only", [True, False], ids=["plan-only", "apply"])
+def test_an_object_that_cannot_be_applied_is_a_warning_in_every_mode(
+    empty: SandboxServer, caplog: pytest.LogCaptureFixture, plan_only: bool
+) -> None:
+    ApplyDefinitionsOperator(task_id="apply", definitions=definitions()).execute(make_context())
+    changed: dict[str, Any] = definitions()
+    changed["charts"][0]["type"] = "area"  # the API cannot update a chart
+    operator = ApplyDefinitionsOperator(task_id="apply", definitions=changed, plan_only=plan_only)
+    with task_log(caplog) as lines:
+        if plan_only:  # a review step stays green: the WARNING is what tells
+            assert operator.execute(make_context())["plan"]["counts"]["cannot_apply"] == 1
+        else:
+            with pytest.raises(FinalFailure):
+                operator.execute(make_context())
+    warnings = [message for level, message in lines if level == "warning"]
+    assert warnings == [
+        f"1 object(s) of the plan cannot be applied: chart {changed['charts'][0]['name']!r}. They differ from the "
+        "platform's and the API has no update for them, so an apply of this plan is refused before any write; the "
+        "plan's table says what to change for each"
+    ]
 
 
 def test_lineage_names_what_was_written(empty: SandboxServer) -> None:

@@ -20,9 +20,9 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.wire._names import ids_for_names, resolve_name
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
-from tests.operators.test_wait_logs import task_log
 from tests.support.context import SLOW, make_context, retry_context
 from tests.support.names import DATA_SOURCE, POLL, WORKFLOW
+from tests.support.task_log import task_log
 from tests.support.triggers import triggerer_event
 
 WORKFLOW_NAME = "nightly-enrichment"  # WORKFLOW's name in the seed

@@ -2,21 +2,16 @@
 task resumes from the triggerer (what it waited for, how that ended, how long; for a success, the only line that
 says so), the rows a chart read returned.
 
-The levels are read from the log records themselves: ``caplog`` where Airflow logs through ``logging`` (2.11,
-and the triggers of 3.0), structlog's own capture where it logs through structlog (a task's and a trigger's
-logger from 3.0 on print to stdout, at INFO and above unless told otherwise).
+The levels are read from the log records themselves (``tests/support/task_log.py``).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-import logging
 import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import pytest
 from airflow.providers.common.compat.sdk import TaskDeferred
@@ -29,37 +24,12 @@ from airflow_provider_analytics.sensors.workflows import WorkflowExecutionSensor
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from tests.support.context import SLOW, make_context
 from tests.support.names import DATA_SOURCE, POLL, WORKFLOW
+from tests.support.task_log import LogLines, task_log
 from tests.support.triggers import only_event, soon, triggerer_event
 
 # Under SLOW timings every state lasts 600 s: this far on, all work is over.
 PAST_THE_END = 1300.0
 NEXT_CHECK = re.compile(r"; next check in [\d.]+ s$")
-LogLines = list[tuple[str, str]]
-
-
-@contextmanager
-def task_log(caplog: pytest.LogCaptureFixture) -> Iterator[LogLines]:
-    """``(level, message)`` of every line logged at DEBUG and above inside the block, filled when it ends."""
-    lines: LogLines = []
-    caplog.set_level(logging.DEBUG)
-    caplog.set_level(logging.DEBUG, logger="airflow.task")
-    try:
-        structlog: Any = importlib.import_module("structlog")
-    except ImportError:  # Airflow 2.11 logs through logging alone
-        structlog = None
-    saved: dict[str, Any] = structlog.get_config() if structlog is not None else {}
-    capture: Any = None
-    if structlog is not None:
-        capture = importlib.import_module("structlog.testing").LogCapture()
-        # Airflow's own structlog set-up filters below INFO: record every level, print nothing.
-        structlog.configure(processors=[capture], wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
-    try:
-        yield lines
-    finally:
-        if structlog is not None:
-            structlog.configure(**saved)
-            lines.extend((str(entry["log_level"]), str(entry["event"])) for entry in capture.entries)
-        lines.extend((record.levelname.lower(), record.getMessage()) for record in caplog.records)
 
 
 def polls(sandbox: SandboxServer, path_start: str) -> int:
