@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from airflow.providers.common.compat.sdk import DAG, task
 
@@ -42,6 +42,10 @@ with DAG(
         deferrable=True,
         poke_interval=5,
         timeout=1800,
+        # A sensor only reads: a retry waits for the same sync again. Retries also cover Airflow failing a
+        # task that resumes very quickly (docs/deployment.md).
+        retries=2,
+        retry_delay=timedelta(seconds=15),
     )
     # [END howto_sensor_analytics_data_source_synced_after_start]
     start_refresh >> [unrelated_work(), events_fresh]

@@ -7,7 +7,7 @@ worker slot held), fails if it failed or was cancelled, and returns it, outputs 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from airflow.providers.common.compat.sdk import DAG, task
 
@@ -41,6 +41,10 @@ with DAG(
         deferrable=True,
         poke_interval=5,
         timeout=1800,  # then the task fails; the execution is never cancelled by the sensor
+        # A sensor only reads: a retry waits for the same execution again. Retries also cover Airflow failing a
+        # task that resumes very quickly (docs/deployment.md).
+        retries=2,
+        retry_delay=timedelta(seconds=15),
     )
     # [END howto_sensor_analytics_workflow_execution]
 

@@ -35,6 +35,10 @@ with DAG(
         deferrable=True,
         poke_interval=5,
         timeout=3600,
+        # A sensor only reads: a retry waits for the same sync again. Retries also cover Airflow failing a
+        # task that resumes very quickly (docs/deployment.md).
+        retries=2,
+        retry_delay=timedelta(seconds=15),
     )
     # [END howto_sensor_analytics_data_source_synced]
     # [START howto_operator_analytics_generate_report]
