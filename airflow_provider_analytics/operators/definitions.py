@@ -1,4 +1,7 @@
-"""Keep data sources, charts, dashboards and workflows as code: plan, then apply (docs/guides/apply-definitions.md)."""
+"""Keep data sources, charts, dashboards and workflows as code: plan, then apply.
+
+The guide: :doc:`/guides/apply-definitions` (``docs/guides/apply-definitions.md`` in a checkout).
+"""
 
 from __future__ import annotations
 

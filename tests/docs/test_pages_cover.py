@@ -87,3 +87,14 @@ def test_every_connection_extra_is_on_the_connection_page() -> None:
     page = (DOCS / "connection.md").read_text(encoding="utf-8")
     missing = [name for name in connection_type["conn-fields"] if f"| `{name}` |" not in page]
     assert not missing, f"add these extras to docs/connection.md: {missing}"
+
+
+def test_a_public_modules_docstring_links_the_guide_it_names() -> None:
+    # A bare "docs/guides/x.md" is plain text on the site's reference page: the role makes it a link there.
+    unlinked = []
+    for name in public_modules():
+        docstring = inspect.getdoc(importlib.import_module(name)) or ""
+        for page in re.findall(r"docs/guides/([\w-]+)\.md", docstring):
+            if f":doc:`/guides/{page}`" not in docstring:
+                unlinked.append(f"{name}: docs/guides/{page}.md")
+    assert unlinked == []
