@@ -359,7 +359,6 @@ def main() -> int:
         parser.error(str(error))
     os.environ["UV_PYTHON_DOWNLOADS"] = "never"  # interpreters come from the machine, as for make test-compat
     started = time.monotonic()
-    temp_before = set(os.listdir(tempfile.gettempdir()))
     with tempfile.TemporaryDirectory(prefix="dist-check-") as work:
         # Every tool's own temporary files (uv build's locks too) go into the folder that is removed at the end.
         os.environ["TMPDIR"] = str(Path(work) / "tmp")
@@ -373,9 +372,10 @@ def main() -> int:
             return 1
     if releases:
         print_release_table(releases)
-    # Everything this run made lived in its temporary folder; another program may add to /tmp meanwhile.
-    left = sorted(set(os.listdir(tempfile.gettempdir())) - temp_before)
-    print(f"new in {tempfile.gettempdir()} since the start: {', '.join(left) if left else 'nothing'}")
+    # Everything this run made lived in its temporary folder (TMPDIR pointed there for every tool it ran), so that
+    # folder is what it leaves or not. New entries of /tmp itself are not its to report: other programs (a test
+    # suite, a second checkout's build) write there meanwhile, and listing them named their files as this run's.
+    print(f"its temporary folder {work}: {'LEFT BEHIND' if os.path.exists(work) else 'removed'}")
     failed = [f"{r.combination.airflow}/{r.combination.python}" for r in releases if not r.ok]
     verdict = f"FAILED on {', '.join(failed)}" if failed else "checked"
     print(f"dist/ {verdict}: {DISTRIBUTION} {check.version} in {time.monotonic() - started:.0f} s")
