@@ -208,7 +208,7 @@ class BaseAnalyticsClient:
                 response = reply.response
                 LIFECYCLE_NOTICES.note(spec, response)
                 now = max(time.monotonic(), sent_at)  # the clock _wait_for_turn keeps: real, or moved by sleeps
-                self.rate_limiter.answered(response.status_code, response.headers, now)
+                self.rate_limiter.answered(response.status_code, response.headers, now, policy.max_retry_after)
                 if response.is_success:
                     self._api_answered = True
                     return reply
@@ -285,7 +285,8 @@ class BaseAnalyticsClient:
         policy = self.config.retry
         now = max(time.monotonic(), sent_at)
         pause = policy.backoff(refusals, random.random()) if retry_after is None else retry_after
-        self.rate_limiter.refused(pause, sent_at, now, policy.max_retry_after)
+        header = "Retry-After" if retry_after is not None else "429 without a Retry-After (a backoff)"
+        self.rate_limiter.refused(pause, sent_at, now, policy.max_retry_after, header)
         call_deadline = current_call_deadline()
         if (
             pause > policy.max_retry_after
@@ -310,6 +311,7 @@ class BaseAnalyticsClient:
         turn it was refused on) and sleeps until it comes; the clock moves on by each sleep asked for, so a
         test's instant ``sleep`` still ends the wait.
 
+        :raises RateLimitedError: a pause would hold it past the call's deadline or ``max_retry_after`` (at once).
         :raises AnalyticsTimeoutError: the call's deadline comes before the turn (or has passed).
         """
         now = time.monotonic()
@@ -317,6 +319,10 @@ class BaseAnalyticsClient:
         turn = self.rate_limiter.take_turn(now, kept)
         while True:
             delay = 0.0 if turn is None else self.rate_limiter.delay(turn, now)
+            paused_by = None if delay <= 0 else self.rate_limiter.pause_in_force(now)
+            refusal = paused_by.refusal(spec.method, spec.path, now, call_deadline, self.config) if paused_by else None
+            if refusal is not None:
+                raise refusal
             if call_deadline is not None and now + max(0.0, delay) >= call_deadline:
                 waiting = "for the connection's turn under the platform's rate limit " if delay > 0 else ""
                 raise AnalyticsTimeoutError(

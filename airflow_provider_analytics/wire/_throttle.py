@@ -18,13 +18,20 @@ octokit's throttling plugin queues all requests of a token behind one limiter:
   headers a refusal while pacing does the same under their cap: other processes share the token. No second
   holds more sends than the pace allows: late sends (a busy event loop) catch up without overrunning a window.
 - **Recovered** when for :data:`RECOVER_SECONDS` no request had to wait and none was refused.
+- **A pause is bounded**, whatever header asked for it (``Retry-After``, or ``X-RateLimit-Reset`` with nothing
+  left in the window, on any answer): it holds the account's requests for ``max_pause`` at most (the retry
+  policy's ``max_retry_after``, 120 s by default). A request it would hold past its call's deadline or past its
+  own client's cap is not held: the retry loop fails it at once with ``RateLimitedError`` naming the header and
+  the time it asked for (``_rate_headers.Pause``; docs/api-contract.md, "Decisions").
 
-One line is logged when an account becomes throttled and one when it recovers; each refused request is
-logged at DEBUG. The limiter keeps no memory per request: a turn is a number, the counts are integers, and
-the send times of the last second are at most SENT_LOG_MAX floats. ``_accounts.py`` keeps one limiter per account.
-All methods are cheap and non-blocking, so the async client calls them on its event loop; a lock makes
-them safe for the threads of a sync client. Times are :func:`time.monotonic` seconds, given by the caller
-(the retry loop in ``_core.py`` passes a clock that also advances by the sleeps it asked for).
+One WARNING is logged when an account becomes throttled, or instead when a pause over
+:data:`WARN_PAUSE_SECONDS` starts (its header, length, the requests waiting; answers that repeat a pause log
+nothing), and one INFO line when it recovers; each refused request is logged at DEBUG. The limiter keeps no
+memory per request: a turn is a number, the counts are integers, the send times of the last second are at most
+SENT_LOG_MAX floats. ``_accounts.py`` keeps one limiter per account. All methods are cheap and non-blocking, so
+the async client calls them on its event loop; a lock makes them safe for the threads of a sync client. Times
+are :func:`time.monotonic` seconds, given by the caller (the retry loop in ``_core.py`` passes a clock that also
+advances by the sleeps it asked for).
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_analytics.wire._rate_headers import RateHeaders
+from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders
 from airflow_provider_analytics.wire._recent import LastSecondCount
 
 log = logging.getLogger("airflow_provider_analytics.wire")
@@ -60,6 +67,10 @@ HEADER_LOW_SHARE = 0.1
 HEADER_FLOOR_SHARE = 0.5
 # Even Retry-After: 0 pauses this long: a platform that says "now" to every refusal cannot make it spin.
 MIN_PAUSE = 0.05
+# A pause longer than this logs one WARNING: requests held that long are seen, not a silent hang.
+WARN_PAUSE_SECONDS = 5.0
+# The longest pause held when the caller does not say (the retry policy's default ``max_retry_after``).
+DEFAULT_MAX_PAUSE = 120.0
 # Throttling ends after this long without a refusal and without a request that had to wait.
 RECOVER_SECONDS = 30.0
 # The pace binds while a request had to wait for its turn within this many seconds: only then does a refusal
@@ -107,6 +118,8 @@ class RateLimiter:
         self._window: float | None = None  # the platform's window, learnt from how Reset moves
         self._last_reset: float | None = None
         self._pause_until = 0.0
+        self._paused_by: Pause | None = None  # the header behind the current pause, for errors and the warning
+        self._warning: tuple[Any, ...] | None = None  # a pause's WARNING, logged once the lock is released
         self._episode_at = -math.inf  # when the last refusal that cut the pace came
         # The schedule of turns: turn k may go at anchor_time + (k - anchor_turn) / rate, and no span of
         # SPAN_SECONDS holds more sends than the pace allows (``_sent``: the latest send times, bounded).
@@ -202,12 +215,15 @@ class RateLimiter:
                 max(0, waiting),
             )
 
-    def answered(self, status: int, headers: Mapping[str, str], now: float) -> None:
+    def answered(
+        self, status: int, headers: Mapping[str, str], now: float, max_pause: float = DEFAULT_MAX_PAUSE
+    ) -> None:
         """Learn from an answer that was not a 429: count a success, read the ``X-RateLimit-*`` headers.
 
         :param status: the answer's status.
         :param headers: its headers.
         :param now: monotonic seconds.
+        :param max_pause: the longest pause held, as for a 429 (the retry policy's ``max_retry_after``).
         """
         rate_headers = RateHeaders.parse(headers, time.time()) if "X-RateLimit-Limit" in headers else None
         if rate_headers is None and not self.throttled:
@@ -218,9 +234,13 @@ class RateLimiter:
             if status < 400:
                 self._successes.add(now)
             if rate_headers is not None:
-                self._learn(rate_headers, now)
+                self._learn(rate_headers, now, max_pause)
+            warning, self._warning = self._warning, None
+            self._announce = self._announce and warning is None  # the pause's line says it: one line, not two
+        if warning is not None:
+            log.warning(*warning)
 
-    def refused(self, pause: float, sent_at: float, now: float, max_pause: float) -> None:
+    def refused(self, pause: float, sent_at: float, now: float, max_pause: float, header: str = "Retry-After") -> None:
         """A 429: pause every request of the account, and cut the pace unless this refusal is an echo.
 
         Refusals of requests sent before the current episode began (answers that were on their way) extend
@@ -229,11 +249,11 @@ class RateLimiter:
         :param pause: seconds to pause: the answer's ``Retry-After``, or a backoff when it had none.
         :param sent_at: when the refused request was sent (monotonic seconds).
         :param now: monotonic seconds.
-        :param max_pause: the longest pause honoured (the retry policy's ``max_retry_after``).
+        :param max_pause: the longest pause held (the retry policy's ``max_retry_after``).
+        :param header: what asked for the pause, for the log line and errors.
         """
-        pause = min(max(pause, MIN_PAUSE), max_pause)
         with self._lock:
-            self._pause(now + pause)
+            self._pause(now, max(pause, MIN_PAUSE), header, max_pause)
             # A refusal while nobody waits for a turn is not about this process's pace (another process on the
             # token, a proxy): it pauses, and cuts nothing; else random refusals would ratchet the pace down.
             # With the X-RateLimit headers too: a refusal while pacing under their cap means other processes share
@@ -260,6 +280,18 @@ class RateLimiter:
                 self._episode_at = now
                 self._restart_pace(self._pause_until)
             self.refusals += 1
+            warning, self._warning = self._warning, None
+            self._announce = self._announce and warning is None  # the pause's line says it: one line, not two
+        if warning is not None:
+            log.warning(*warning)
+
+    def pause_in_force(self, now: float) -> Pause | None:
+        """The pause holding the account's requests now, with the header that asked for it, or ``None``.
+
+        :param now: monotonic seconds.
+        """
+        paused_by = self._paused_by
+        return paused_by if paused_by is not None and paused_by.until > now else None
 
     def expected_wait(self, now: float) -> float:
         """Seconds a request asking now would wait for its turn (0 when not throttled): the queue and any pause.
@@ -298,13 +330,23 @@ class RateLimiter:
             return now
         return self._sent[-budget] + span
 
-    def _pause(self, until: float) -> None:
-        """No request before ``until``; the turns not yet sent then go in their order, one turn apart."""
+    def _pause(self, now: float, asked: float, header: str, max_pause: float) -> None:
+        """No request for ``asked`` seconds, ``max_pause`` at most; then the turns go in order, one turn apart.
+
+        A pause that starts, or that lengthens the one in force by more than WARN_PAUSE_SECONDS, and lasts longer
+        than that, makes one WARNING: the answers that merely repeat a pause (a fleet's refusals) make none.
+        """
+        until = now + min(asked, max_pause)
         if until <= self._pause_until:
             return
+        longer = until - max(now, self._pause_until)
         self._pause_until = until
+        self._paused_by = Pause(header, asked, time.time() + asked, until, max_pause)
         if self.throttled:
             self._anchor_turn, self._anchor_time = self._served, until
+        if until - now > WARN_PAUSE_SECONDS and longer > WARN_PAUSE_SECONDS:
+            waiting = max(0, self._next_turn - self._served) if self.throttled else 0
+            self._warning = self._paused_by.warning(self.name, now, waiting)
 
     def _due(self, number: int) -> float:
         return self._anchor_time + (number - self._anchor_turn) / self._rate
@@ -341,7 +383,7 @@ class RateLimiter:
             if abs(rate - self._rate) > 0.001 * self._rate:
                 self._set_rate(rate, now)
 
-    def _learn(self, headers: RateHeaders, now: float) -> None:
+    def _learn(self, headers: RateHeaders, now: float, max_pause: float) -> None:
         if headers.reset_epoch is None:
             return
         if self._last_reset is not None and headers.reset_epoch > self._last_reset:
@@ -357,7 +399,7 @@ class RateLimiter:
         self._header_cap = max(MIN_RATE, cap)
         low = headers.remaining <= max(1, HEADER_LOW_SHARE * headers.limit)
         if headers.remaining == 0 and left > 0:  # the window is used up: nobody goes before it resets
-            self._pause(now + min(left, self._window or left))
+            self._pause(now, min(left, self._window or left), "X-RateLimit-Reset", max_pause)
         if self.throttled:
             if low:
                 self._last_delayed = now  # a nearly spent window is no time to stop pacing
