@@ -13,6 +13,7 @@ from airflow.providers.common.compat.sdk import AirflowNotFoundException
 from airflow_provider_analytics.connection._config import masked_config
 from airflow_provider_analytics.connection._notes import not_the_api, redact, with_notes
 from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._deadline import call_deadline
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import (
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 
 def probe_connection(hook: AnalyticsHook) -> tuple[bool, str]:
-    """List one workflow through the hook's connection, with one retry; say what to change if it fails.
+    """List one workflow through the hook's connection, with one retry, within its ``timeout``; say what to change.
 
     Never raises: the UI's Test button and ``airflow connections test`` always get an answer, and no
     answer repeats the token or the credentials of a URL.
@@ -49,7 +50,10 @@ def probe_connection(hook: AnalyticsHook) -> tuple[bool, str]:
         conn = hook.connection
         config = masked_config(conn)
         probe = ClientConfig(**{**config.__dict__, "retry": RetryPolicy(max_retries=1)})
-        with AnalyticsClient(probe) as client:
+        # The whole test, its retry and any rate-limit pause included, ends within the connection's timeout: the
+        # Test button must answer, not hang for a pause the platform asked for (a task's deadline, when one is in
+        # force, still ends it sooner).
+        with AnalyticsClient(probe) as client, call_deadline(probe.timeout):
             client.call(endpoints.list_workflows(page_size=1).page(None))
     # The advice first, then the error without it (its summary), so it is said once.
     except UnauthenticatedError as exc:

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     P = ParamSpec("P")
     R = TypeVar("R")
 
+# Stop waiting this long before the task's execution_timeout (a tenth of it, at most 15 s), so our own
+# deadline fires first and ends the wait cleanly instead of Airflow killing the task.
+EXECUTION_TIMEOUT_MARGIN = 15.0
 # The default of every ``deferrable`` here, as Airflow's own deferrable operators take it; read once per process
 # (a read costs about 0.1 ms, and a DAG file that imports the operators would pay it per class at every parse).
 DEFAULT_DEFERRABLE: bool = conf.getboolean("operators", "default_deferrable", fallback=False)
@@ -137,23 +140,61 @@ def task_instance_key(context: Context, purpose: str, basis: object = None) -> s
     return f"apa-{purpose}-{digest[:40]}"
 
 
+def task_deadline(task: Any, context: Mapping[str, Any]) -> float | None:
+    """Epoch seconds by which a step of the task must end (``None``: no limit), the same for all of its calls.
+
+    The earlier of the task's ``timeout`` (a wait's, or a sensor's: counted from the sensor's first poke in
+    reschedule mode, as Airflow counts it) and just before its ``execution_timeout`` (EXECUTION_TIMEOUT_MARGIN).
+
+    :param task: the operator or sensor.
+    :param context: the step's context.
+    """
+    deadlines = []
+    ti = context.get("ti")
+    timeout = getattr(task, "timeout", None)
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        began = None
+        first_poke = getattr(ti, "get_first_reschedule_date", None)
+        if getattr(task, "mode", None) == "reschedule" and not getattr(task, "deferrable", False) and first_poke:
+            try:  # Airflow 3's task instance knows; Airflow 2's sensor asks the database, which it may not reach
+                began = first_poke(context)
+            except Exception:  # then count from this poke, as the first one does
+                began = None
+        deadlines.append((began.timestamp() if began is not None else time.time()) + float(timeout))
+    execution_timeout = getattr(task, "execution_timeout", None)
+    if execution_timeout is not None:
+        # Airflow 2.11's dag.test() runs tasks without a start_date: count from now, moments after it.
+        start = getattr(ti, "start_date", None)
+        started = start.timestamp() if start is not None else time.time()
+        limit = execution_timeout.total_seconds()
+        deadlines.append(started + limit - min(EXECUTION_TIMEOUT_MARGIN, limit / 10))
+    return min(deadlines) if deadlines else None
+
+
 def task_step(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
     """Decorate ``execute`` and ``execute_complete``: what every step of a task does around its work.
 
-    When the step ends, returning, deferring or failing, the task's hook is closed (its HTTP connection pool
-    would otherwise outlive the step: a deferred task's operator is never used again); what it returns is
-    kept for lineage (``lineage/_recording.py``). An error a retry cannot change (:func:`why_final`) is raised
-    again as :class:`FinalFailure`, so the task fails without using its retries. A subclass that overrides
-    either method decorates it too.
+    Every call the step makes to the platform, a name lookup, a start, a poll or poke, a download, ends by the
+    task's deadline (:func:`task_deadline`), also while the token is paused by the platform's rate limit: the step
+    runs inside one :func:`~airflow_provider_analytics.wire._deadline.call_deadline`, which a wait's polls share
+    (each still gets ``LAST_LOOK_SECONDS``, a last short look at the deadline). When the step ends, returning,
+    deferring or failing, the task's hook is closed (its HTTP connection pool would otherwise outlive the step: a
+    deferred task's operator is never used again); what it returns is kept for lineage (``lineage/_recording.py``).
+    An error a retry cannot change (:func:`why_final`) is raised again as :class:`FinalFailure`, so the task fails
+    without using its retries. A subclass that overrides either method decorates it too.
     """
 
     @functools.wraps(method)
     def run(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
         from airflow_provider_analytics.lineage._recording import RESULT, keep
         from airflow_provider_analytics.operators.errors import FinalFailure, why_final
+        from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
 
+        context = args[0] if args else kwargs.get("context")
+        deadline = task_deadline(self, context) if isinstance(context, Mapping) else None
         try:
-            result = method(self, *args, **kwargs)
+            with call_deadline(None if deadline is None else max(0.0, deadline - time.time()) + LAST_LOOK_SECONDS):
+                result = method(self, *args, **kwargs)
             keep(self, RESULT, result)
             return result
         except Exception as exc:

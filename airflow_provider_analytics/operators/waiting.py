@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from airflow_provider_analytics.operators._common import (
     DEFAULT_DEFERRABLE,
+    EXECUTION_TIMEOUT_MARGIN,
     AnalyticsBaseOperator,
     handed_links,
     poll_seconds,
     resumed_line,
     seconds,
+    task_deadline,
 )
 
 if TYPE_CHECKING:
@@ -38,9 +40,6 @@ if TYPE_CHECKING:
 # Airflow's own defer timeout is only a backstop for a triggerer that is gone: our trigger fires at the
 # deadline itself, this long before Airflow would.
 DEFER_BACKSTOP_SECONDS = 300.0
-# Stop waiting this long before the task's execution_timeout (a tenth of it, at most 15 s), so our own
-# deadline fires first and ends the wait cleanly instead of Airflow killing the task.
-EXECUTION_TIMEOUT_MARGIN = 15.0
 # The status before the first look: unlike any status (None included), so the first state seen is logged.
 NOTHING_SEEN = object()
 __all__ = ["RemoteWaitOperator", "TaskTry"]
@@ -207,16 +206,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         from airflow_provider_analytics._jobs.events import try_number_of
 
         self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
-        deadlines = []
-        if self.timeout is not None:
-            deadlines.append(time.time() + self.timeout)
-        start = getattr(context.get("ti"), "start_date", None)
-        if self.execution_timeout is not None:
-            # Airflow 2.11's dag.test() runs tasks without a start_date: count from now, moments after it.
-            started = start.timestamp() if start is not None else time.time()
-            limit = self.execution_timeout.total_seconds()
-            deadlines.append(started + limit - min(EXECUTION_TIMEOUT_MARGIN, limit / 10))
-        self._try = TaskTry(number=try_number_of(context), deadline=min(deadlines) if deadlines else None)
+        self._try = TaskTry(number=try_number_of(context), deadline=task_deadline(self, context))
         return self._try
 
     def wait_for(

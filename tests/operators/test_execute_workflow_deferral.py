@@ -67,7 +67,7 @@ def test_execute_defers_with_the_timeout_as_the_trigger_deadline(sandbox: Sandbo
 
 def test_execute_defers_to_leave_room_before_the_execution_timeout(sandbox: SandboxServer) -> None:
     """The trigger must fire (and cancel) before Airflow kills the task for its ``execution_timeout``."""
-    from airflow_provider_analytics.operators.waiting import EXECUTION_TIMEOUT_MARGIN
+    from airflow_provider_analytics.operators._common import EXECUTION_TIMEOUT_MARGIN
 
     sandbox.state.set_timings(SLOW)
     op = ExecuteWorkflowOperator(
