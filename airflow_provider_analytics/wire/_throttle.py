@@ -119,7 +119,6 @@ class RateLimiter:
         self._last_reset: float | None = None
         self._pause_until = 0.0
         self._paused_by: Pause | None = None  # the header behind the current pause, for errors and the warning
-        self._warning: tuple[Any, ...] | None = None  # a pause's WARNING, logged once the lock is released
         self._episode_at = -math.inf  # when the last refusal that cut the pace came
         # The schedule of turns: turn k may go at anchor_time + (k - anchor_turn) / rate, and no span of
         # SPAN_SECONDS holds more sends than the pace allows (``_sent``: the latest send times, bounded).
@@ -235,10 +234,6 @@ class RateLimiter:
                 self._successes.add(now)
             if rate_headers is not None:
                 self._learn(rate_headers, now, max_pause)
-            warning, self._warning = self._warning, None
-            self._announce = self._announce and warning is None  # the pause's line says it: one line, not two
-        if warning is not None:
-            log.warning(*warning)
 
     def refused(self, pause: float, sent_at: float, now: float, max_pause: float, header: str = "Retry-After") -> None:
         """A 429: pause every request of the account, and cut the pace unless this refusal is an echo.
@@ -280,10 +275,6 @@ class RateLimiter:
                 self._episode_at = now
                 self._restart_pace(self._pause_until)
             self.refusals += 1
-            warning, self._warning = self._warning, None
-            self._announce = self._announce and warning is None  # the pause's line says it: one line, not two
-        if warning is not None:
-            log.warning(*warning)
 
     def pause_in_force(self, now: float) -> Pause | None:
         """The pause holding the account's requests now, with the header that asked for it, or ``None``.
@@ -345,8 +336,10 @@ class RateLimiter:
         if self.throttled:
             self._anchor_turn, self._anchor_time = self._served, until
         if until - now > WARN_PAUSE_SECONDS and longer > WARN_PAUSE_SECONDS:
-            waiting = max(0, self._next_turn - self._served) if self.throttled else 0
-            self._warning = self._paused_by.warning(self.name, now, waiting)
+            # Logged under the lock: once per pause, so the account's other threads rarely wait for it.
+            waiting = self._next_turn - self._served if self.throttled else 0
+            log.warning(*self._paused_by.warning(self.name, now, waiting))
+            self._announce = False  # this line says it all: one line, not two
 
     def _due(self, number: int) -> float:
         return self._anchor_time + (number - self._anchor_turn) / self._rate
@@ -414,7 +407,7 @@ class RateLimiter:
         self._since = now
         self._episode_at = now  # refusals of requests sent before pacing began are its echoes
         self._source = source
-        self._announce = True
+        self._announce = self._pause_until - now <= WARN_PAUSE_SECONDS  # a long pause's own line said it (_pause)
         self._rate = MIN_RATE
         self._anchor_turn, self._anchor_time = self._next_turn, now
         self._served = self._next_turn

@@ -28,7 +28,8 @@ class RetryPolicy:
     :param backoff_max: the cap of a single backoff, in seconds.
     :param max_retry_after: the longest ``Retry-After`` the client will sleep through; a longer one ends
         the retries at once with :class:`~airflow_provider_analytics.wire.errors.RateLimitedError`, so a
-        task never sleeps for an hour inside one HTTP call.
+        task never sleeps for an hour inside one HTTP call. It is also the longest pause any header
+        (``X-RateLimit-Reset`` included) holds the token's other requests for (``_throttle.py``).
     :param jitter: the fraction of each backoff that is randomised, so clients do not retry in lockstep.
     :param max_rate_limited_seconds: how long one request keeps being refused with 429 before it fails with
         :class:`~airflow_provider_analytics.wire.errors.RateLimitedError`. A 429 does not use up
