@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+from airflow_provider_analytics.operators.reports import DownloadReportOperator
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
@@ -25,17 +26,22 @@ from airflow_provider_analytics.wire.errors import RateLimitedError
 from tests.support.airflow_runs import needs_airflow
 from tests.support.context import StubTaskInstance, make_context
 from tests.support.names import POLL, WORKFLOW
+from tests.support.reports import ready_report
 
 WORKFLOW_NAME = "nightly-enrichment"  # WORKFLOW's name in the seed
-NAMED_PAUSE = re.compile(r"X-RateLimit-Reset asked this token to wait \d{5} s \(until \d{4}-")
+NAMED_PAUSE = re.compile(r"X-RateLimit-Reset asked this token to wait \d+ s \(until \d{4}-")
 pytestmark = pytest.mark.timeout(30)
 
 
-def pause_the_token(sandbox: SandboxServer, hook: AnalyticsHook) -> int:
-    """One successful answer says the token's window is used up for a day; the requests the sandbox saw so far."""
+def used_up_for_a_day() -> dict[str, str]:
+    """A successful answer's headers: the token's window is used up and resets in 86,000 s."""
     reset = str(int(time.time()) + 86_000)
-    headers = {"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset}
-    sandbox.state.inject(Fault.headers(set=headers, path="/v1/charts$"))
+    return {"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset}
+
+
+def pause_the_token(sandbox: SandboxServer, hook: AnalyticsHook) -> int:
+    """One successful answer pauses the token for a day (120 s held); the requests the sandbox saw so far."""
+    sandbox.state.inject(Fault.headers(set=used_up_for_a_day(), path="/v1/charts$"))
     hook.client.call(endpoints.list_charts())
     return len(sandbox.state.requests)
 
@@ -123,3 +129,16 @@ def test_the_connection_test_answers_within_the_connections_timeout(
     assert not ok
     assert NAMED_PAUSE.search(message), message
     assert len(sandbox.state.requests) == seen
+
+
+def test_a_download_ends_by_the_operators_timeout(sandbox: SandboxServer, hook: AnalyticsHook, tmp_path: Any) -> None:
+    """The readiness check itself pauses the token: only the download is left to meet the pause."""
+    report = ready_report(hook, sandbox)
+    sandbox.state.inject(Fault.headers(set=used_up_for_a_day(), path=f"/v1/reports/{report['id']}$"))
+    operator = DownloadReportOperator(task_id="download", report_id=report["id"], destination=f"{tmp_path}/", timeout=5)
+    with pytest.raises(RateLimitedError) as caught:
+        operator.execute(make_context())
+    refused_by_its_deadline(caught)
+    assert "/download" in str(caught.value)
+    assert not [r for r in sandbox.state.requests if r.path.endswith("/download")], "nothing was downloaded"
+    assert list(tmp_path.iterdir()) == []
