@@ -245,9 +245,9 @@ def _parse_json(text: str) -> Any:
 
 
 def _parse_yaml(text: str) -> Any:
-    from airflow_provider_analytics.definitions._yaml import YamlProblem, parse_yaml
+    from airflow_provider_analytics.definitions._yaml import _YamlProblem, parse_yaml
 
     try:
         return parse_yaml(text)
-    except YamlProblem as error:
+    except _YamlProblem as error:
         raise _ParseError(str(error)) from None

@@ -23,7 +23,7 @@ from typing import Any
 
 from airflow_provider_analytics.definitions._model import MAX_DEPTH, MAX_INTEGER, MAX_VALUES, Refused
 
-__all__ = ["MAX_NESTING", "YamlProblem", "parse_yaml"]
+__all__ = ["MAX_NESTING", "parse_yaml"]
 
 # A free-form value sits inside the document's mapping, a section's list, an object and its field: four levels
 # more than MAX_DEPTH, so that this limit refuses nothing the check of the values would have let through.
@@ -34,7 +34,7 @@ _MAX_DIGITS = 64
 _INTEGER_RANGE = "from -(2**53 - 1) to 2**53 - 1, the integers JSON carries exactly"
 
 
-class YamlProblem(Exception):
+class _YamlProblem(Exception):
     """A file that is not YAML, or that exceeds a budget: the message says at which line and column.
 
     :param problem: what is wrong and what to change.
@@ -54,7 +54,7 @@ def parse_yaml(text: str) -> Any:
     """The one document of ``text`` as plain values (``None`` when it holds none).
 
     :param text: the file's text.
-    :raises YamlProblem: the text is not YAML, holds several documents, or exceeds a budget.
+    :raises _YamlProblem: the text is not YAML, holds several documents, or exceeds a budget.
     """
     import yaml  # type: ignore[import-untyped]  # PyYAML (installed with Airflow) ships no type information
 
@@ -63,9 +63,9 @@ def parse_yaml(text: str) -> Any:
         root = _compose(loader, yaml)
         return None if root is None else loader.construct_document(root)
     except yaml.MarkedYAMLError as error:
-        raise YamlProblem(*_described(error, text), invalid=True) from None
+        raise _YamlProblem(*_described(error, text), invalid=True) from None
     except yaml.YAMLError as error:
-        raise YamlProblem(str(error), invalid=True) from None
+        raise _YamlProblem(str(error), invalid=True) from None
     finally:
         loader.dispose()
 
@@ -185,23 +185,25 @@ def _compose(loader: Any, yaml: Any) -> Any:
         if isinstance(event, yaml.DocumentStartEvent):
             documents += 1
             if documents > 1:
-                raise YamlProblem("a second YAML document (after '---'): write one document per file", mark)
+                raise _YamlProblem("a second YAML document (after '---'): write one document per file", mark)
             continue
         if not isinstance(event, (yaml.NodeEvent, yaml.CollectionEndEvent)):
             continue  # the stream's start and a document's end
         if isinstance(event, yaml.AliasEvent):
             node, cost = anchors.get(event.anchor, (None, 0))
             if node is None:
-                raise YamlProblem(f"the alias *{event.anchor} names no anchor before it: define &{event.anchor}", mark)
+                raise _YamlProblem(f"the alias *{event.anchor} names no anchor before it: define &{event.anchor}", mark)
             if cost is None:
-                raise YamlProblem(f"the alias *{event.anchor} is inside what it names: JSON cannot carry a cycle", mark)
+                raise _YamlProblem(
+                    f"the alias *{event.anchor} is inside what it names: JSON cannot carry a cycle", mark
+                )
         elif isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
             if event.anchor is not None and event.anchor in anchors:
-                raise YamlProblem(f"the anchor &{event.anchor} is defined twice: rename one", mark)
+                raise _YamlProblem(f"the anchor &{event.anchor} is defined twice: rename one", mark)
             node = _node(loader, yaml, event)
             if isinstance(event, yaml.CollectionStartEvent):
                 if len(open_) >= MAX_NESTING:
-                    raise YamlProblem(f"nests more than {MAX_NESTING} levels deep: flatten it", mark)
+                    raise _YamlProblem(f"nests more than {MAX_NESTING} levels deep: flatten it", mark)
                 open_.append(_Open(node, event.anchor))
                 if event.anchor is not None:
                     anchors[event.anchor] = (node, None)
@@ -219,7 +221,7 @@ def _compose(loader: Any, yaml: Any) -> Any:
         if not isinstance(event, yaml.CollectionEndEvent):
             total += cost
         if total > MAX_VALUES:
-            raise YamlProblem(
+            raise _YamlProblem(
                 f"the file stands for over {MAX_VALUES:,} values, counting each alias (*name, and each merge key"
                 " <<) as all it names: write fewer aliases, or split the file",
                 mark,

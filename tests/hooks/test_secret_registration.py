@@ -51,7 +51,7 @@ def test_a_password_a_422_echoes_is_in_no_error_of_the_operator(
     operator = ConnectDataSourceOperator(task_id="connect", name="warehouse", type="postgres", connection=connection)
     with caplog.at_level(logging.DEBUG), pytest.raises(FinalFailure) as caught:
         operator.execute(make_context())
-    refusal = caught.value.__cause__
+    refusal = caught.value.error
     assert isinstance(refusal, InvalidRequestError)
     assert "cannot connect to {'host': 'db', 'user': 'svc', 'password': '***'" in str(refusal)  # the rest is legible
     assert_hidden(password, whole_text(caught.value), refusal.details, caplog.text)
