@@ -12,6 +12,7 @@ import inspect
 import pkgutil
 import re
 from pathlib import Path
+from types import ModuleType
 
 import airflow_provider_analytics
 from airflow_provider_analytics.provider_info import get_provider_info
@@ -31,18 +32,24 @@ def public_modules() -> list[str]:
     return names
 
 
-def defined_classes() -> list[type]:
-    """Every public class defined (not imported) in a public module of the package."""
-    found = []
+def imported_public_modules() -> list[ModuleType]:
+    """Every public module of the package that this Airflow release can import."""
+    modules = []
     for name in public_modules():
         try:
-            module = importlib.import_module(name)
+            modules.append(importlib.import_module(name))
         except ImportError as error:  # on Airflow 2, the event trigger's module says it needs Airflow 3
             if AIRFLOW_V_3_0_PLUS or "needs Airflow 3.0" not in str(error):
                 raise
-            continue
+    return modules
+
+
+def defined_classes() -> list[type]:
+    """Every public class defined (not imported) in a public module of the package."""
+    found = []
+    for module in imported_public_modules():
         for attribute, value in vars(module).items():
-            if inspect.isclass(value) and value.__module__ == name and not attribute.startswith("_"):
+            if inspect.isclass(value) and value.__module__ == module.__name__ and not attribute.startswith("_"):
                 found.append(value)
     return found
 
@@ -92,9 +99,9 @@ def test_every_connection_extra_is_on_the_connection_page() -> None:
 def test_a_public_modules_docstring_links_the_guide_it_names() -> None:
     # A bare "docs/guides/x.md" is plain text on the site's reference page: the role makes it a link there.
     unlinked = []
-    for name in public_modules():
-        docstring = inspect.getdoc(importlib.import_module(name)) or ""
+    for module in imported_public_modules():
+        docstring = inspect.getdoc(module) or ""
         for page in re.findall(r"docs/guides/([\w-]+)\.md", docstring):
             if f":doc:`/guides/{page}`" not in docstring:
-                unlinked.append(f"{name}: docs/guides/{page}.md")
+                unlinked.append(f"{module.__name__}: docs/guides/{page}.md")
     assert unlinked == []
