@@ -165,6 +165,7 @@ def airflow_bin(version: str, uv: Path) -> Path:
     print(f"== preparing {compat.COMPAT.relative_to(ROOT)}/{combination.name} (tools/compat.py)", flush=True)
     os.environ["UV_PYTHON_DOWNLOADS"] = "never"  # as make test-compat: interpreters come from the machine
     # uv leaves lock files in the temporary folder when it builds the editable package: keep them out of /tmp.
+    compat.COMPAT.mkdir(exist_ok=True)  # a fresh clone has no .compat/ until a venv is made in it
     with tempfile.TemporaryDirectory(dir=compat.COMPAT, prefix="e2e-tmp-") as private:
         saved = os.environ.get("TMPDIR")
         os.environ["TMPDIR"] = private
