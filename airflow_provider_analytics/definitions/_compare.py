@@ -2,13 +2,17 @@
 
 No I/O. Values here are plain JSON as the platform answered them, and definitions as ``_load`` checked them.
 A connection's values never leave this module: a differing connection field is reported as :data:`HIDDEN`.
+Nor does any other secret: a definition is compared as the platform's masked answers read it (:func:`as_seen`),
+and a value under a secret-looking key, in any section, is shown only as :data:`SECRET_CHANGED` or
+:data:`SECRET_KEPT` (:func:`without_secret_values`), in the plan's table and in its XCom value.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from airflow_provider_analytics.definitions._model import (
@@ -22,25 +26,36 @@ from airflow_provider_analytics.definitions._model import (
     is_secret_field,
     without_secrets,
 )
+from airflow_provider_analytics.wire._redaction import scrub_text, scrub_value
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 
 __all__ = [
     "HIDDEN",
     "PLACED",
+    "SECRET_CHANGED",
+    "SECRET_KEPT",
     "FieldChange",
     "Pending",
     "Ref",
+    "as_seen",
     "describe",
+    "describe_hidden",
     "differences",
     "jsonable",
     "kept_layout",
     "version_of",
+    "without_secret_values",
 ]
 
 HIDDEN = "(not shown)"
 # The fields of a layout item that definitions set and plans compare.
 PLACED = ("chart_id", "x", "y", "w", "h")
 _MASKS = frozenset({"[redacted]", "<redacted>", "redacted", "[hidden]", "<hidden>", "[secret]", "<secret>"})
+# What the plan shows for a value under a secret-looking key (without_secret_values), in the table and in XCom.
+SECRET_CHANGED = "(secret changed)"
+SECRET_KEPT = "(secret)"
+# The password of a URL with userinfo ("scheme://user:password@"), masked wherever a plan shows a value.
+_USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:@/]*:)[^\s@/]*@")
 
 
 @dataclass(frozen=True)
@@ -219,3 +234,86 @@ def describe(change: FieldChange) -> str:
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(jsonable(value), ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def as_seen(definition: Definition) -> Definition:
+    """The definition as the platform's answers are read: every remembered secret masked (wire/_redaction.py).
+
+    The provider remembers a definition's secrets before its first request, so the listings it compares with
+    come back with them masked (``***``). Compared as written, a workflow whose configuration holds an
+    ``api_token`` would differ from the platform's at every run; compared as seen, the same secret on both sides
+    is no difference, and one the platform holds that the definition does not is (shown ``(secret changed)``).
+    """
+    if isinstance(definition, DataSourceDef):
+        return replace(definition, connection=scrub_value(definition.connection))
+    if isinstance(definition, ChartDef):
+        return replace(definition, query=scrub_text(definition.query), options=scrub_value(definition.options))
+    if isinstance(definition, WorkflowDef):
+        seen = scrub_value(definition.configuration)
+        return replace(definition, configuration=seen, description=scrub_text(definition.description))
+    return definition
+
+
+def without_secret_values(change: FieldChange) -> FieldChange:
+    """``change`` with every value under a secret-looking key (``is_secret_field``, at any depth: a workflow's
+    ``configuration.api_token``, a chart's ``options.auth.password``) replaced by :data:`SECRET_CHANGED` where it
+    differs and :data:`SECRET_KEPT` where it does not. The plan's table and its XCom value are made from what
+    is left: a secret is never shown, and whether it changed is."""
+    if is_secret_field(change.field.rsplit(".", 1)[-1]):
+        return FieldChange(change.field, SECRET_CHANGED, SECRET_CHANGED)
+    before, after = hide_secret_pair(change.before, change.after, SECRET_CHANGED, SECRET_KEPT)
+    return FieldChange(change.field, before, after)
+
+
+def describe_hidden(change: FieldChange) -> str:
+    """The table's phrase for one field: only ``(secret changed)`` when nothing else in it differs."""
+    if change.before == change.after and SECRET_CHANGED in json.dumps(jsonable(change.before), default=str):
+        return f"{change.field}: {SECRET_CHANGED}"
+    return describe(change)
+
+
+def hide_secret_pair(before: Any, after: Any, changed: str, kept: str) -> tuple[Any, Any]:
+    """Both sides of a difference with every secret value (:func:`is_secret_field`, at any depth) hidden: compared
+    key by key and item by item, each becomes ``changed`` where the two sides differ and ``kept`` where not; a
+    URL's password is masked wherever it is.
+
+    :param before: what the platform holds.
+    :param after: what the definition says.
+    :param changed: what a secret that differs is shown as.
+    :param kept: what a secret that is the same on both sides is shown as.
+    """
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        hidden_before: dict[str, Any] = {}
+        hidden_after: dict[str, Any] = {}
+        for key in [*before, *(key for key in after if key not in before)]:
+            if is_secret_field(key):
+                same = key in before and key in after and before[key] == after[key]
+                word = kept if same else changed
+                pair = (word, word)
+            else:
+                pair = hide_secret_pair(before.get(key), after.get(key), changed, kept)
+            if key in before:
+                hidden_before[key] = pair[0]
+            if key in after:
+                hidden_after[key] = pair[1]
+        return hidden_before, hidden_after
+    if isinstance(before, list) and isinstance(after, (list, tuple)):
+        pairs = [hide_secret_pair(b, a, changed, kept) for b, a in zip(before, after, strict=False)]
+        shorter = len(pairs)
+        return (
+            [b for b, _ in pairs] + [_hidden(b, changed) for b in before[shorter:]],
+            [a for _, a in pairs] + [_hidden(a, changed) for a in after[shorter:]],
+        )
+    return _hidden(before, changed), _hidden(after, changed)
+
+
+def _hidden(value: Any, changed: str) -> Any:
+    """One side on its own (the other side is not of the same shape): every secret value is a change, and a
+    URL's password (``postgres://svc:pw@db/x``) is masked wherever it is."""
+    if isinstance(value, Mapping):
+        return {key: changed if is_secret_field(key) else _hidden(item, changed) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_hidden(item, changed) for item in value]
+    if isinstance(value, str):
+        return _USERINFO_PASSWORD.sub(r"\1***@", value)
+    return value

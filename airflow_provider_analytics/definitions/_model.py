@@ -8,8 +8,6 @@ the other definitions and the platform.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -33,7 +31,6 @@ __all__ = [
     "Origin",
     "Refused",
     "WorkflowDef",
-    "hide_secret_pair",
     "is_secret_field",
     "without_secrets",
 ]
@@ -64,9 +61,6 @@ MAX_VALUES = 1_000_000
 # The integers JSON carries exactly everywhere (I-JSON, RFC 7493): a platform or a tool between that reads numbers
 # as doubles would change a larger one silently, so one is refused rather than sent.
 MAX_INTEGER = 2**53 - 1
-
-# The password of a URL with userinfo ("scheme://user:password@"), masked wherever a plan shows a value.
-_USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:@/]*:)[^\s@/]*@")
 
 
 def is_secret_field(name: str) -> bool:
@@ -122,53 +116,6 @@ class Refused:
 
     def __repr__(self) -> str:  # a message that shows an unexpected value with !r shows what was written
         return self.shown
-
-
-def hide_secret_pair(before: Any, after: Any, changed: str, kept: str) -> tuple[Any, Any]:
-    """Both sides of a difference with every secret value (:func:`is_secret_field`, at any depth) hidden: compared
-    key by key and item by item, each becomes ``changed`` where the two sides differ and ``kept`` where not; a
-    URL's password is masked wherever it is.
-
-    :param before: what the platform holds.
-    :param after: what the definition says.
-    :param changed: what a secret that differs is shown as.
-    :param kept: what a secret that is the same on both sides is shown as.
-    """
-    if isinstance(before, Mapping) and isinstance(after, Mapping):
-        hidden_before: dict[str, Any] = {}
-        hidden_after: dict[str, Any] = {}
-        for key in [*before, *(key for key in after if key not in before)]:
-            if is_secret_field(key):
-                same = key in before and key in after and before[key] == after[key]
-                word = kept if same else changed
-                pair = (word, word)
-            else:
-                pair = hide_secret_pair(before.get(key), after.get(key), changed, kept)
-            if key in before:
-                hidden_before[key] = pair[0]
-            if key in after:
-                hidden_after[key] = pair[1]
-        return hidden_before, hidden_after
-    if isinstance(before, list) and isinstance(after, (list, tuple)):
-        pairs = [hide_secret_pair(b, a, changed, kept) for b, a in zip(before, after, strict=False)]
-        shorter = len(pairs)
-        return (
-            [b for b, _ in pairs] + [_hidden(b, changed) for b in before[shorter:]],
-            [a for _, a in pairs] + [_hidden(a, changed) for a in after[shorter:]],
-        )
-    return _hidden(before, changed), _hidden(after, changed)
-
-
-def _hidden(value: Any, changed: str) -> Any:
-    """One side on its own (the other side is not of the same shape): every secret value is a change, and a
-    URL's password (``postgres://svc:pw@db/x``) is masked wherever it is."""
-    if isinstance(value, Mapping):
-        return {key: changed if is_secret_field(key) else _hidden(item, changed) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_hidden(item, changed) for item in value]
-    if isinstance(value, str):
-        return _USERINFO_PASSWORD.sub(r"\1***@", value)
-    return value
 
 
 @dataclass(frozen=True)

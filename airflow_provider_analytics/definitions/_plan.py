@@ -37,8 +37,6 @@ an object this plan creates stays :class:`Pending` until the apply has its id.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -47,10 +45,11 @@ from airflow_provider_analytics.definitions._compare import (
     FieldChange,
     Pending,
     Ref,
-    describe,
+    as_seen,
+    describe_hidden,
     differences,
-    jsonable,
     version_of,
+    without_secret_values,
 )
 from airflow_provider_analytics.definitions._model import (
     KINDS,
@@ -63,12 +62,8 @@ from airflow_provider_analytics.definitions._model import (
     Definition,
     Definitions,
     Kind,
-    WorkflowDef,
-    hide_secret_pair,
-    is_secret_field,
 )
 from airflow_provider_analytics.definitions._problems import Problems, one_line
-from airflow_provider_analytics.wire._redaction import scrub_text, scrub_value
 
 __all__ = ["ACTIONS", "Action", "Change", "Existing", "FieldChange", "Pending", "Plan", "Ref", "make_plan"]
 
@@ -80,9 +75,6 @@ _ACTION_WORDS = {
     "cannot_apply": "cannot apply",
     "not_managed": "not managed here",
 }
-# What the plan shows for a value under a secret-looking key (_without_secret_values), in the table and in XCom.
-SECRET_CHANGED = "(secret changed)"
-SECRET_KEPT = "(secret)"
 _MOST_IDS_LISTED = 10
 _MOST_NAMES_SHOWN = 5
 
@@ -191,15 +183,6 @@ class Plan:
             "sources": list(self.sources),
             "changes": [change.to_dict() for change in self.changes],
         }
-
-    def fingerprint(self) -> str:
-        """A digest of what this plan would do (it holds no connection value): the same plan, the same digest.
-
-        Not an idempotency key seed: a later run's plan of the same definitions has the same digest, and the
-        platform would answer its creates with an earlier run's objects (``AnalyticsHook.apply_plan``).
-        """
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
-        return f"plan-{hashlib.sha256(canonical.encode()).hexdigest()[:40]}"
 
     def table(self) -> str:
         """The plan as fixed-width text: a summary line, then one row per object (kind, name, action, detail).
@@ -329,8 +312,8 @@ def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple
         detail = _create_detail(definition, refs)
         return Change(kind, definition.name, "create", detail=detail, definition=definition, refs=refs)
     ident = str(current["id"])
-    found, unseen = differences(_as_seen(definition), current, refs)
-    fields = tuple(_without_secret_values(change) for change in found)
+    found, unseen = differences(as_seen(definition), current, refs)
+    fields = tuple(without_secret_values(change) for change in found)
     version = version_of(current) if kind == "dashboard" else None
     held = current if kind == "dashboard" else None  # what an update must keep (_compare.kept_layout)
     base = Change(
@@ -339,7 +322,7 @@ def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple
     if not fields:
         detail = f"{ident}" + (f"; not compared: {', '.join(unseen)}" if unseen else "")
         return _with(base, "unchanged", detail)
-    described = "; ".join(_describe(change) for change in fields)
+    described = "; ".join(describe_hidden(change) for change in fields)
     if kind == "dashboard":
         return _with(base, "update", f"{ident} at version {version}: {described}")
     differ = ", ".join(change.field for change in fields)
@@ -350,42 +333,6 @@ def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple
         f" {label}: give the definition a new name to create another (the platform's stays, nothing is deleted),"
         f" or change the platform's {label} to match",
     )
-
-
-def _as_seen(definition: Definition) -> Definition:
-    """The definition as the platform's answers are read: every remembered secret masked (wire/_redaction.py).
-
-    The provider remembers a definition's secrets before its first request, so the listings it compares with
-    come back with them masked (``***``). Compared as written, a workflow whose configuration holds an
-    ``api_token`` would differ from the platform's at every run; compared as seen, the same secret on both sides
-    is no difference, and one the platform holds that the definition does not is (shown ``(secret changed)``).
-    """
-    if isinstance(definition, DataSourceDef):
-        return replace(definition, connection=scrub_value(definition.connection))
-    if isinstance(definition, ChartDef):
-        return replace(definition, query=scrub_text(definition.query), options=scrub_value(definition.options))
-    if isinstance(definition, WorkflowDef):
-        seen = scrub_value(definition.configuration)
-        return replace(definition, configuration=seen, description=scrub_text(definition.description))
-    return definition
-
-
-def _without_secret_values(change: FieldChange) -> FieldChange:
-    """``change`` with every value under a secret-looking key (``is_secret_field``, at any depth: a workflow's
-    ``configuration.api_token``, a chart's ``options.auth.password``) replaced by :data:`SECRET_CHANGED` where it
-    differs and :data:`SECRET_KEPT` where it does not. The plan's table, its XCom value and its fingerprint are
-    made from what is left: a secret is never shown, and whether it changed is."""
-    if is_secret_field(change.field.rsplit(".", 1)[-1]):
-        return FieldChange(change.field, SECRET_CHANGED, SECRET_CHANGED)
-    before, after = hide_secret_pair(change.before, change.after, SECRET_CHANGED, SECRET_KEPT)
-    return FieldChange(change.field, before, after)
-
-
-def _describe(change: FieldChange) -> str:
-    """The table's phrase for one field: only ``(secret changed)`` when nothing else in it differs."""
-    if change.before == change.after and SECRET_CHANGED in json.dumps(jsonable(change.before), default=str):
-        return f"{change.field}: {SECRET_CHANGED}"
-    return describe(change)
 
 
 def _with(change: Change, action: Action, detail: str) -> Change:
