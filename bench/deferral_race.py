@@ -32,7 +32,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -46,7 +45,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT / "tools" / "e2e"))
 
-from cluster import Cluster  # noqa: E402
+from cluster import Cluster, exit_on_sigterm  # noqa: E402
 from deployment import Deployment  # noqa: E402
 from releases import airflow_bin, release_of  # noqa: E402
 from run import wait_parsed  # noqa: E402
@@ -195,12 +194,8 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> None:
           f"{sum(1 for r, g in gaps.items() if g is not None and g < 3 and r not in failed)}")  # fmt: skip
 
 
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)  # so the cluster's clean-up runs, as it does for Ctrl-C
-
-
 def main() -> int:
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--executor", choices=["local", "celery"], default="local")
     parser.add_argument("--runs", type=int, default=50, help="DAG runs triggered (default 50)")

@@ -35,6 +35,15 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def exit_on_sigterm() -> None:
+    """Make SIGTERM end the script as Ctrl-C does, so that its deployment's clean-up runs (every process stopped)."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def wait_for(what: str, check: Any, seconds: float, interval: float = 0.5) -> Any:
     """Call ``check`` until it returns something truthy; fail naming ``what`` after ``seconds``."""
     deadline = time.monotonic() + seconds

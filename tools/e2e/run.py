@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from cluster import KEPT_LOGS, ROOT, Cluster, wait_for
+from cluster import KEPT_LOGS, ROOT, Cluster, exit_on_sigterm, wait_for
 from deployment import Checks, Deployment, expect
 from events_check import DAG_ID as EVENT_DRIVEN_DAG
 from events_check import event_driven_start
@@ -253,12 +253,8 @@ def run_checks(deployment: Deployment, checks: Checks, expected: set[str], execu
     user_marks_failed(deployment, checks)
 
 
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)  # so the cluster's clean-up runs, as it does for Ctrl-C
-
-
 def main() -> int:
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--executor", choices=["local", "celery"], default="local")
     parser.add_argument(

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import sys
 import time
 import traceback
@@ -81,10 +80,6 @@ INVARIANTS: list[Callable[[Collected], list[Violation]]] = [
     nothing_gave_up_on_the_limit,
     no_wait_unanswered_too_long,
 ]
-
-
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)  # the deployment's clean-up runs, as for Ctrl-C
 
 
 def in_flight(deployment: SoakDeployment, dag_id: str) -> int:
@@ -200,7 +195,9 @@ def nothing_left_behind(seen: set[tuple[int, float]], folders: list[Path]) -> li
 
 
 def main() -> int:
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    from cluster import exit_on_sigterm  # tools/e2e: on the path once soak_deployment is imported
+
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=float(os.environ.get("SOAK_MINUTES", "60")))
     parser.add_argument("--seed", type=int, default=17, help="the chaos seed (default 17)")
