@@ -30,6 +30,7 @@ from airflow_provider_analytics.wire._bodies import ACCEPT_ENCODING, BoundedBody
 from airflow_provider_analytics.wire._contract import HEADER_REQUEST_ID, HEADER_WORKSPACE, LIFECYCLE_HEADERS
 from airflow_provider_analytics.wire._deadline import current_call_deadline
 from airflow_provider_analytics.wire._endpoints import Call, RequestSpec, list_workflows
+from airflow_provider_analytics.wire._error_answers import api_error_from_response, platform_error_object
 from airflow_provider_analytics.wire._redaction import may_hide_escapes, remember_secret, scrub_body, scrub_value
 from airflow_provider_analytics.wire._throttle import Turn
 from airflow_provider_analytics.wire._tls import root_cause, tls_context, transport_error
@@ -41,9 +42,7 @@ from airflow_provider_analytics.wire.errors import (
     AnalyticsTLSError,
     AnalyticsTransportError,
     UnexpectedResponseError,
-    api_error_from_response,
     clean_text,
-    platform_error_object,
 )
 from airflow_provider_analytics.wire.retry import parse_retry_after
 

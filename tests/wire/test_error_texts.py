@@ -22,6 +22,7 @@ from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._error_answers import api_error_from_response
 from airflow_provider_analytics.wire._tls import transport_error
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
@@ -31,7 +32,6 @@ from airflow_provider_analytics.wire.errors import (
     AnalyticsTLSError,
     InvalidRequestError,
     NotFoundError,
-    api_error_from_response,
 )
 from airflow_provider_analytics.wire.retry import RetryPolicy
 from tests.support.connections import closed_loopback_port, set_json_connection

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from airflow_provider_analytics.wire._bodies import BoundedBody
 from airflow_provider_analytics.wire._download import parse_repr_digest, safe_filename
+from airflow_provider_analytics.wire._error_answers import api_error_from_response
 from airflow_provider_analytics.wire.errors import (
     AnalyticsAPIError,
     AnalyticsError,
@@ -33,7 +34,6 @@ from airflow_provider_analytics.wire.errors import (
     RateLimitedError,
     ResponseTooLargeError,
     ServerError,
-    api_error_from_response,
 )
 from airflow_provider_analytics.wire.retry import parse_retry_after
 from tests.support.properties import outcome
