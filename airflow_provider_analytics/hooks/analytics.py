@@ -206,8 +206,10 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param inputs: the execution's inputs.
         :param idempotency_key: the same key within 24 h returns the first execution instead of starting one.
         """
+        from airflow_provider_analytics.connection._config import register_secrets
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
+        register_secrets(inputs)
         return self.client.call(endpoints.execute_workflow(workflow_id, inputs, idempotency_key))
 
     def get_execution(self, workflow_id: str, execution_id: str) -> Execution:
@@ -361,8 +363,10 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param parameters: report parameters.
         :param idempotency_key: the same key within 24 h returns the first report instead of a new one.
         """
+        from airflow_provider_analytics.connection._config import register_secrets
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
+        register_secrets(parameters)
         return self.client.call(endpoints.generate_report(dashboard_ids, format, name, parameters, idempotency_key))
 
     def get_report(self, report_id: str) -> Report:

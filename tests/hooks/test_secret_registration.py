@@ -15,13 +15,15 @@ from airflow.providers.common.compat.sdk import redact
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
 from airflow_provider_analytics.operators.errors import FinalFailure
+from airflow_provider_analytics.operators.reports import GenerateReportOperator
+from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire._redaction import is_secret_key, scrub_text
 from airflow_provider_analytics.wire.errors import InvalidRequestError
 from tests.support.connections import api_requests, whole_text
 from tests.support.context import make_context
-from tests.support.names import JSON_HEADERS
+from tests.support.names import JSON_HEADERS, WORKFLOW
 
 
 def unique_secret(label: str) -> str:
@@ -29,10 +31,10 @@ def unique_secret(label: str) -> str:
     return f"{label}-{uuid.uuid4().hex[:12]}"
 
 
-def refusal_echoing(connection: dict[str, Any]) -> Fault:
-    """A 422 that repeats the connection settings whole, as a careless platform's driver error would."""
+def refusal_echoing(connection: dict[str, Any], path: str = "/v1/data-sources$") -> Fault:
+    """A 422 that repeats what was sent whole, as a careless platform's driver error would."""
     body = {"error": {"type": "invalid_request", "message": f"cannot connect to {connection}", "details": connection}}
-    return Fault.respond(422, headers=JSON_HEADERS, body=json.dumps(body), method="POST", path="/v1/data-sources$")
+    return Fault.respond(422, headers=JSON_HEADERS, body=json.dumps(body), method="POST", path=path)
 
 
 def assert_hidden(secret: str, *texts: object) -> None:
@@ -74,6 +76,26 @@ def test_a_password_in_a_dsn_and_secrets_in_options_and_configuration(
     hook.create_workflow("wf-secret", {"steps": [{"auth": {"client_secret": nested}}], "api_token": api_token})
     assert_hidden(api_token)
     assert_hidden(nested)
+
+
+@pytest.mark.parametrize("starts", ["execution", "report"])
+def test_a_secret_in_an_executions_inputs_or_a_reports_parameters_is_in_no_error(
+    sandbox: SandboxServer, caplog: pytest.LogCaptureFixture, starts: str
+) -> None:
+    token = unique_secret("in")
+    sent = {"region": "eu", "auth": {"api_token": token}}
+    operator: ExecuteWorkflowOperator | GenerateReportOperator
+    if starts == "execution":
+        sandbox.state.inject(refusal_echoing(sent, f"/v1/workflows/{WORKFLOW}/execute$"))
+        operator = ExecuteWorkflowOperator(task_id="run", workflow_id=WORKFLOW, inputs=sent)
+    else:
+        sandbox.state.inject(refusal_echoing(sent, "/v1/reports$"))
+        operator = GenerateReportOperator(task_id="report", dashboard_names=["Sales"], parameters=sent)
+    with caplog.at_level(logging.DEBUG), pytest.raises(FinalFailure) as caught:
+        operator.execute(make_context())
+    assert isinstance(caught.value.error, InvalidRequestError)
+    assert "'region': 'eu'" in str(caught.value.error)  # what is not secret stays legible
+    assert_hidden(token, whole_text(caught.value), caught.value.error.details, caplog.text)
 
 
 @pytest.mark.parametrize(
