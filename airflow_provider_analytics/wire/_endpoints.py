@@ -93,10 +93,13 @@ def _body(document: dict[str, Any], what: str) -> dict[str, Any]:
     return document
 
 
-def _resource(body: Any) -> Any:
+def _resource(body: Any, identity: str = "id") -> Any:
     document = expect_object(body)
-    if not isinstance(document.get("id"), str) and not isinstance(document.get("data_source_id"), str):
-        raise UnexpectedResponseError("the platform answered an object without an 'id'")
+    # Every object is found again by its id; a sync status, which has none, by its data source's.
+    if not isinstance(document.get(identity), str):
+        raise UnexpectedResponseError(
+            f"the platform answered an object without {'an' if identity == 'id' else 'a'} {identity!r}"
+        )
     # Operators, the sensor and triggers read these: a wrong type here would fail them with a raw error.
     if "status" in document and not isinstance(document["status"], str):
         raise UnexpectedResponseError(
@@ -275,7 +278,9 @@ def connect_data_source(
 def get_sync_status(data_source_id: str) -> Call[SyncState]:
     """``GET /v1/data-sources/:id/sync``."""
     ds = validate_id(data_source_id, "data_source_id")
-    return _get("/data-sources/{data_source_id}/sync", _resource, data_source_id=ds)
+    return _get(
+        "/data-sources/{data_source_id}/sync", lambda body: _resource(body, "data_source_id"), data_source_id=ds
+    )
 
 
 # Dashboards --------------------------------------------------------------------------------------------

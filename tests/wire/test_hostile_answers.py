@@ -218,6 +218,7 @@ def test_a_retry_after_past_the_cap_is_a_rate_limit_error(api: Api, sandbox: San
         ({"id": "ex_1", "status": "failed", "error": ["boom"]}, "'error' must be null or an object"),
         ({"id": "ex_1", "status": 3}, "'status' must be a string"),
         ({"status": "running"}, "without an 'id'"),
+        ({"data_source_id": "ds_1", "status": "running"}, "without an 'id'"),  # a sync status is not an execution
     ],
 )
 def test_a_resource_of_the_wrong_shape_is_unexpected(api: Api, sandbox: SandboxServer, body: Any, problem: Any) -> None:
