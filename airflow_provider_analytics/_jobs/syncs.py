@@ -91,14 +91,17 @@ class SyncJob(RemoteJob):
     def state_of(self, resource: Mapping[str, Any]) -> str:
         # Freshness decides, so the clause says when the data last synced: a status alone ("synced") would
         # read as done while the data is older than ``synced_after``.
+        from airflow_provider_analytics.wire.errors import clean_text  # on first use: not at DAG parse time
+
         source = f"data source {self.data_source_id}"
-        last_synced = resource.get("last_synced_at")
+        # Platform text (times, a status the contract does not know): folded and capped before it reaches a message.
+        last_synced = None if resource.get("last_synced_at") is None else clean_text(resource["last_synced_at"], 200)
         outcome = self.outcome(resource)
         if outcome == "success":
             return f"{source} synced at {last_synced}"
         if outcome == "failure":
-            return f"the sync of {source} failed at {resource.get('last_attempt_at')}"
-        status = str(resource.get("status", "unknown"))
+            return f"the sync of {source} failed at {clean_text(resource.get('last_attempt_at'), 200)}"
+        status = clean_text(resource.get("status", "unknown"), 200)
         if status == "never_synced" or (last_synced is None and status == "synced"):
             return f"{source} has never synced"
         after = self.synced_after

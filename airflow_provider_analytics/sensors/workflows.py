@@ -184,9 +184,11 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         raise FinalFailure.because(error, reason or "") from None
 
     def _timeout_message(self, job: ExecutionJob, execution: Mapping[str, Any]) -> str:
+        from airflow_provider_analytics.wire.errors import clean_text
+
         slot = " (with deferrable=True a long wait holds no worker slot)" if not self.deferrable else ""
+        status = clean_text(execution.get("status", "unknown"), 200)  # platform text: folded and capped
         return (
-            f"gave up waiting for {job.describe()} after timeout={float(self.timeout):g} s (last status: "
-            f"{execution.get('status', 'unknown')}); it was NOT cancelled: this task did not start it. To wait "
-            f"longer, raise `timeout`{slot}"
+            f"gave up waiting for {job.describe()} after timeout={float(self.timeout):g} s (last status: {status}); "
+            f"it was NOT cancelled: this task did not start it. To wait longer, raise `timeout`{slot}"
         )

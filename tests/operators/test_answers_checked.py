@@ -12,12 +12,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from airflow.providers.common.compat.sdk import AirflowSensorTimeout
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.errors import RemoteJobFailed, RemoteWaitError
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.sensors.workflows import WorkflowExecutionSensor
 from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
@@ -28,6 +30,7 @@ from airflow_provider_analytics.wire.errors import AnswerMismatchError, Unexpect
 from tests.support.context import make_context
 from tests.support.final import raises_final
 from tests.support.names import DATA_SOURCE, JSON_HEADERS, POLL, WORKFLOW
+from tests.support.task_log import task_log
 from tests.support.triggers import soon, triggerer_event
 
 WORKFLOW_NAME = "nightly-enrichment"  # WORKFLOW's name in the seed
@@ -173,3 +176,28 @@ def test_a_huge_error_message_is_folded_and_capped_in_the_event(sandbox: Sandbox
     assert len(json.dumps(event)) < 5_000  # what Airflow stores in its database
     assert_folded(event["resource"]["error"]["message"])
     assert not re.search(r"[\x00-\x1f\x7f]", event["resource"]["error"]["type"])
+
+
+def test_a_status_the_contract_does_not_know_is_folded_and_capped_in_a_sync_poke_line(
+    sandbox: SandboxServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    status = {"data_source_id": DATA_SOURCE, "status": HUGE_MESSAGE, "last_synced_at": None, "error": None}
+    answer(sandbox, status, f"/data-sources/{DATA_SOURCE}/sync$")
+    gate = DataSourceSyncedSensor(task_id="gate", data_source_id=DATA_SOURCE, synced_after=NOW, poke_interval=POLL)
+    try:
+        with task_log(caplog) as lines:
+            assert not gate.poke(make_context())
+    finally:
+        gate.hook.close()  # a poke outside execute: nothing else closes its connection pool
+    (said,) = [message for _, message in lines if DATA_SOURCE in message and "boom" in message]
+    assert_folded(said)
+
+
+def test_a_status_the_contract_does_not_know_is_folded_and_capped_in_a_sensor_timeout(sandbox: SandboxServer) -> None:
+    answer(sandbox, {"id": "ex_1", "workflow_id": WORKFLOW, "status": HUGE_MESSAGE}, "/executions/ex_1$")
+    waiting = WorkflowExecutionSensor(
+        task_id="sense", workflow_id=WORKFLOW, execution_id="ex_1", poke_interval=POLL, timeout=0.5, mode="poke"
+    )
+    with pytest.raises(AirflowSensorTimeout) as caught:
+        waiting.execute(make_context())
+    assert_folded(str(caught.value))
