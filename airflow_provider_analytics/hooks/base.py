@@ -6,7 +6,7 @@ this module is imported by every DAG file that uses an operator.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airflow.providers.common.compat.sdk import BaseHook
 
@@ -29,23 +29,3 @@ class AnalyticsBaseHook(BaseHook):
     def __init__(self, analytics_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.analytics_conn_id = analytics_conn_id
-
-
-_CONFIG = "airflow_provider_analytics.connection._config"
-# Names this module had in a release, still importable with a DeprecationWarning until 2.0.0: the hooks' base
-# was AnalyticsConnection in 1.0.0; the config helpers moved to connection/_config.py.
-_OLD_NAMES = {
-    "AnalyticsConnection": f"{__name__}:AnalyticsBaseHook",
-    "masked_config": f"{_CONFIG}:masked_config",
-    "prepared_config": f"{_CONFIG}:prepared_config",
-    "quiet_httpx_request_lines": f"{_CONFIG}:quiet_httpx_request_lines",
-}
-
-if not TYPE_CHECKING:  # at run time only: for mypy the old names do not exist, so new code cannot use them
-
-    def __getattr__(name: str) -> Any:
-        if name.startswith("__"):  # the import system's own lookups (__path__): never load the shim for them
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        from airflow_provider_analytics._deprecation import moved  # on such a lookup only, not at parse time
-
-        return moved(__name__, _OLD_NAMES, wrapped=True)(name)

@@ -45,18 +45,6 @@ NOTHING_SEEN = object()
 __all__ = ["RemoteWaitOperator", "TaskTry"]
 
 
-def __getattr__(name: str) -> Any:
-    """The failures of a wait this module exported in 1.0.0, importable from here with a warning until 2.0.0.
-
-    :param name: the attribute looked up on this module.
-    """
-    if name.startswith("__"):  # the import system's own lookups (__path__): never load the shim for them
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from airflow_provider_analytics._deprecation import moved_names  # on such a lookup only, not at parse time
-
-    return moved_names(__name__, "airflow_provider_analytics.operators.errors", wrapped=True)(name)
-
-
 class TaskTry:
     """What one try of a waiting task knows in this process, from its start (``execute``) to its end.
 
