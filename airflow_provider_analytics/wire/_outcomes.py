@@ -1,7 +1,7 @@
 """When a wait is over, decided once for worker polling, sensors and triggers alike.
 
 Each function returns ``None`` while the wait goes on, else ``"success"`` or ``"failure"``. The event a
-trigger fires with is another matter: ``triggers/wait_events.py`` owns it.
+trigger fires with is another matter: ``_jobs/events.py`` owns it.
 """
 
 from __future__ import annotations
