@@ -63,7 +63,7 @@ autoapi_python_class_content = "both"
 # sphinx-autoapi already leaves out private modules and names (no "private-members" above), a name missing from
 # its module's __all__, inherited members (no "inherited-members") and, in a module without __all__, what it
 # imports. skip_member (below) narrows that to docs/public-surface.txt, the list tests/test_public_surface.py
-# keeps equal to the public __all__s, and drops the shims left at old paths.
+# keeps equal to the public __all__s.
 PACKAGE_DIR = ROOT / "airflow_provider_analytics"
 SANDBOX = "airflow_provider_analytics.sandbox"  # keeps its own public surface (docs/sandbox.md)
 PUBLIC_SURFACE = frozenset(
@@ -133,7 +133,7 @@ def skip_member(app: Sphinx, what: str, name: str, obj: Any, skip: bool, options
     """autoapi: the reference shows a module's names only when docs/public-surface.txt lists them."""
     _own_docstring_only(obj)
     if what in ("module", "package"):
-        return True if obj.docstring.startswith("Moved") else None  # a shim at an old path: it exports nothing
+        return None  # autoapi's own rule: a public module has a page, an internal one none
     module, _, short = name.rpartition(".")
     if module == SANDBOX or module.startswith(SANDBOX + ".") or not _is_module(module):
         return None  # the sandbox's own rules, or a member of a class

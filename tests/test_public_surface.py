@@ -1,9 +1,9 @@
 """The provider's public surface, written down: ``docs/public-surface.txt`` is every public name, one a line.
 
 A public module is one whose dotted path has no component starting with ``_`` (CONTRIBUTING.md), outside the
-sandbox (which keeps its own surface, docs/sandbox.md) and not a shim left at an old path (its docstring starts
-"Moved"; it exports nothing). Its public names are its ``__all__``, and the list is the union of them as
-``module:Name``. Everything here reads the source with :mod:`ast`; nothing is imported. The checks:
+sandbox (which keeps its own surface, docs/sandbox.md). Its public names are its ``__all__``, and the list is the
+union of them as ``module:Name``: the contract from the first publication on. Everything here reads the source
+with :mod:`ast`; nothing is imported. The checks:
 
 - every public module declares a literal ``__all__`` (a list or tuple of strings, or an annotated empty list);
 - the list is exactly the union of those ``__all__``s, so adding or removing a public name shows up in review
@@ -36,14 +36,15 @@ SANDBOX = "airflow_provider_analytics.sandbox"
 HEADER = """\
 # The public surface of airflow-provider-analytics: one line per public name, `module:Name`, sorted.
 #
-# A public module has no dotted-path component starting with "_" (CONTRIBUTING.md), is outside the sandbox
-# (which keeps its own surface) and is not a shim at an old path (docstring "Moved ..."); its public names are
-# its __all__. tests/test_public_surface.py checks that this file is exactly the union of those __all__s, and
-# the API reference (docs/conf.py, tools/docs_site_check.py) shows these names and no others.
+# A public module has no dotted-path component starting with "_" (CONTRIBUTING.md) and is outside the sandbox
+# (which keeps its own surface); its public names are its __all__. tests/test_public_surface.py checks that this
+# file is exactly the union of those __all__s, and the API reference (docs/conf.py, tools/docs_site_check.py)
+# shows these names and no others.
 #
-# Adding or removing a line is a change users see: it needs an entry in CHANGELOG.md's [Unreleased] section
-# naming it (a removal only in a major release, after a deprecation). Regenerate this file with
-# `.venv/bin/python tests/test_public_surface.py --write`.
+# This list is the contract from the first publication on. Adding or removing a line is a change users see: it
+# needs an entry in CHANGELOG.md's [Unreleased] section naming it. Once published, a name that moves keeps
+# answering at its old path, with a DeprecationWarning, for at least one release, and a name is removed only in a
+# major release. Regenerate this file with `.venv/bin/python tests/test_public_surface.py --write`.
 """
 BUILTIN_EXCEPTIONS = frozenset(
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
@@ -65,14 +66,10 @@ class Module:
         return self.path.name == "__init__.py"
 
     @property
-    def is_shim(self) -> bool:
-        return (ast.get_docstring(self.tree) or "").startswith("Moved")
-
-    @property
     def is_public(self) -> bool:
         in_sandbox = self.name == SANDBOX or self.name.startswith(SANDBOX + ".")
         private = any(part.startswith("_") and not part.endswith("__") for part in self.name.split("."))
-        return not (in_sandbox or private or self.is_shim)
+        return not (in_sandbox or private)
 
     def resolve(self, source: str | None, level: int) -> str:
         """The absolute module a ``from <source> import ...`` of this module names."""
@@ -253,7 +250,7 @@ def exception_classes() -> list[str]:
     """
     classes: dict[str, list[str]] = {}  # module.Class -> where each base is defined
     for module in all_modules().values():
-        if module.name == SANDBOX or module.name.startswith(SANDBOX + ".") or module.is_shim:
+        if module.name == SANDBOX or module.name.startswith(SANDBOX + "."):
             continue
         for statement in module.tree.body:
             if isinstance(statement, ast.ClassDef):
@@ -381,7 +378,7 @@ def test_the_checks_catch_what_they_forbid() -> None:
         "__all__ = ['A']\n__all__ += ['B']",
     ):
         assert literal_all(parsed("p.a", source))[0] is None, source
-    assert not parsed("p.old", '"""Moved to p._new."""\n__all__: list[str] = []').is_public
+    assert not parsed("p._internal", "__all__ = ['A']").is_public
     lazy = bindings(parsed("p.a", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p.b import C\n"))
     assert lazy["C"] == Binding("p.b.C", type_checking_only=True)
     assert bindings(parsed("p.a", "from .b import C as D"))["D"].origin == "p.b.C"

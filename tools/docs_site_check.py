@@ -7,8 +7,7 @@ should have:
   re-export, where it is defined (``wire:AnalyticsClient`` is documented as ``wire.client.AnalyticsClient``);
 - the sandbox's public classes (it keeps its own surface: every class whose name and module path have no
   leading ``_``, limited to ``__all__`` where a module has one) have one too;
-- no internal module (a dotted-path component starting with ``_``) and no shim left at an old path (docstring
-  "Moved ...") has a reference page;
+- no internal module (a dotted-path component starting with ``_``) has a reference page;
 - every guide page the documentation issue asks for is there.
 
 The source is read with ``ast``; nothing of the package is imported.
@@ -127,14 +126,12 @@ def defined_at(parsed: dict[str, ast.Module], module: str, name: str) -> str:
     return f"{module}.{name}"
 
 
-def internal_pages(parsed: dict[str, ast.Module], modules_documented: set[str]) -> list[str]:
-    """Reference pages of internal modules and of shims, which must have none."""
+def internal_pages(modules_documented: set[str]) -> list[str]:
+    """Reference pages of internal modules, which must have none."""
     found = []
     for module in sorted(modules_documented):
         if any(part.startswith("_") and not part.endswith("__") for part in module.split(".")):
             found.append(f"internal module with a reference page: {module}")
-        elif module in parsed and (ast.get_docstring(parsed[module]) or "").startswith("Moved"):
-            found.append(f"shim at an old path with a reference page: {module}")
     return found
 
 
@@ -155,7 +152,7 @@ def main(site: Path) -> int:
     missing += [f"page {page}" for page in GUIDES if page not in pages]
     for name in missing:
         print(f"missing from the site: {name}")
-    unwanted = internal_pages(parsed, set(inventory.get("py:module", {})))
+    unwanted = internal_pages(set(inventory.get("py:module", {})))
     unwanted += [
         f"internal module with a reference page: {page}"
         for page in sorted(pages)
@@ -168,7 +165,7 @@ def main(site: Path) -> int:
         return 1
     print(
         f"docs site: all {len(listed)} public names and {len(sandbox)} sandbox classes in the reference, no "
-        f"internal or shim module pages, all {len(GUIDES)} guide pages there"
+        f"internal module pages, all {len(GUIDES)} guide pages there"
     )
     return 0
 
