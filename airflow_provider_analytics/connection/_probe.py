@@ -1,12 +1,14 @@
 """The connection test (``AnalyticsHook.test_connection``): one cheap authenticated call, its failure in words.
 
 Kept out of the hook's module: it needs the client and every error class, and a DAG file importing the hook
-must not pay for them at each parse.
+must not pay for them at each parse. It takes the connection, not the hook: it sends on a client of its own,
+built from the connection with one retry, the connection's timeout bounding the whole test.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any
 
 from airflow.providers.common.compat.sdk import AirflowNotFoundException
 
@@ -32,22 +34,22 @@ from airflow_provider_analytics.wire.errors import (
 )
 from airflow_provider_analytics.wire.retry import RetryPolicy
 
-if TYPE_CHECKING:
-    from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 
-
-def probe_connection(hook: AnalyticsHook) -> tuple[bool, str]:
-    """List one workflow through the hook's connection, with one retry, within its ``timeout``; say what to change.
+def probe_connection(conn_id: str, read_connection: Callable[[], Any]) -> tuple[bool, str]:
+    """List one workflow with a client of its own built from the connection, with one retry, within the
+    connection's ``timeout``; say what to change.
 
     Never raises: the UI's Test button and ``airflow connections test`` always get an answer, and no
     answer repeats the token or the credentials of a URL.
 
-    :param hook: the hook whose connection is tested.
+    :param conn_id: the connection's id, for the message when it cannot be read.
+    :param read_connection: reads the Airflow connection (the hook's lookup); called inside the test, so a
+        connection that is missing or does not parse is an answer too.
     :return: whether it worked, and the message for the user.
     """
     conn = None
     try:
-        conn = hook.connection
+        conn = read_connection()
         config = masked_config(conn)
         probe = ClientConfig(**{**config.__dict__, "retry": RetryPolicy(max_retries=1)})
         # The whole test, its retry and any rate-limit pause included, ends within the connection's timeout: the
@@ -74,7 +76,7 @@ def probe_connection(hook: AnalyticsHook) -> tuple[bool, str]:
         message = text[0].upper() + text[1:] if named else f"The connection is misconfigured: {text}"
     except AirflowNotFoundException as exc:  # Airflow also says so when a connection's URI or JSON does not parse
         message = (
-            f"Cannot read connection {hook.analytics_conn_id!r}: define it, and check that its URI or JSON parses "
+            f"Cannot read connection {conn_id!r}: define it, and check that its URI or JSON parses "
             f"(a port is a number from 1 to 65535). {exc}"
         )
     except Exception as exc:  # the Test button must get an answer, whatever went wrong

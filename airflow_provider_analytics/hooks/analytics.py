@@ -444,4 +444,4 @@ class AnalyticsHook(AnalyticsBaseHook):
         token (``connection/_probe.py``)."""
         from airflow_provider_analytics.connection._probe import probe_connection
 
-        return probe_connection(self)
+        return probe_connection(self.analytics_conn_id, lambda: self.connection)
