@@ -1,5 +1,9 @@
 """``AnalyticsHook`` (blocking, for operators and ``@task`` code) and ``AnalyticsAsyncHook`` (for triggers).
 
+A hook builds its connection's client and sends through it: each public method builds one ``Call``
+(``wire/_endpoints.py``) and hands it to :meth:`AnalyticsHook.call`, the client's ``call``, the one way a request
+leaves the provider.
+
 Cheap to import, as every DAG file using an operator does at each parse: the wire layer (client, transports,
 limiter, request builders) is imported by the methods that send, and ``AnalyticsAsyncHook`` on first lookup.
 """
@@ -8,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook
 
@@ -17,6 +21,7 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.definitions._files import DefinitionsSource
     from airflow_provider_analytics.destinations import DownloadResult
     from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
+    from airflow_provider_analytics.wire._calls import Call
     from airflow_provider_analytics.wire._models import (
         Chart,
         Dashboard,
@@ -31,6 +36,8 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.wire.client import AnalyticsClient
 
 __all__ = ["DEFAULT_CONN_ID", "AnalyticsAsyncHook", "AnalyticsHook"]
+
+T = TypeVar("T")
 
 
 def __getattr__(name: str) -> Any:
@@ -97,6 +104,13 @@ class AnalyticsHook(AnalyticsBaseHook):
         """Return the configured :class:`~airflow_provider_analytics.wire.client.AnalyticsClient`."""
         return self.client
 
+    def call(self, call: Call[T]) -> T:
+        """Send one request built in ``wire/_endpoints.py`` with the current client (the client's ``call``).
+
+        :param call: the request and the parser of its answer.
+        """
+        return self.client.call(call)
+
     def reload_connection(self) -> bool:
         """Read the connection again; when it changed (a rotated token), later calls use a new client.
 
@@ -129,7 +143,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """List the workspace's charts."""
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
-        return self.client.call(endpoints.list_charts())
+        return self.call(endpoints.list_charts())
 
     def create_chart(
         self,
@@ -153,7 +167,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
         register_secrets(options)  # before it is sent: a platform may echo it back (wire/_redaction.py)
-        return self.client.call(endpoints.create_chart(name, type, data_source_id, query, options, idempotency_key))
+        return self.call(endpoints.create_chart(name, type, data_source_id, query, options, idempotency_key))
 
     def iter_chart_data(self, chart_id: str, page_size: int = 100) -> ChartRows:
         """Iterate a chart's rows lazily across pages; ``.columns`` is set once the first page arrives.
@@ -195,7 +209,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
         register_secrets(configuration)
-        return self.client.call(endpoints.create_workflow(name, configuration, description, idempotency_key))
+        return self.call(endpoints.create_workflow(name, configuration, description, idempotency_key))
 
     def execute_workflow(
         self, workflow_id: str, inputs: Mapping[str, Any] | None = None, idempotency_key: str | None = None
@@ -210,7 +224,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
         register_secrets(inputs)
-        return self.client.call(endpoints.execute_workflow(workflow_id, inputs, idempotency_key))
+        return self.call(endpoints.execute_workflow(workflow_id, inputs, idempotency_key))
 
     def get_execution(self, workflow_id: str, execution_id: str) -> Execution:
         """Fetch an execution's current state.
@@ -220,7 +234,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
-        return self.client.call(endpoints.get_execution(workflow_id, execution_id))
+        return self.call(endpoints.get_execution(workflow_id, execution_id))
 
     def cancel_execution(self, workflow_id: str, execution_id: str) -> Execution:
         """Cancel a queued or running execution (409 :class:`ConflictError` when it already finished).
@@ -230,7 +244,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
-        return self.client.call(endpoints.cancel_execution(workflow_id, execution_id))
+        return self.call(endpoints.cancel_execution(workflow_id, execution_id))
 
     # Data sources ---------------------------------------------------------------------------------------
 
@@ -238,7 +252,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """List the workspace's data sources (secret connection fields are never returned)."""
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
-        return self.client.call(endpoints.list_data_sources())
+        return self.call(endpoints.list_data_sources())
 
     def connect_data_source(
         self, name: str, type: str, connection: Mapping[str, Any], idempotency_key: str | None = None
@@ -254,7 +268,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
         register_secrets(connection)
-        return self.client.call(endpoints.connect_data_source(name, type, connection, idempotency_key))
+        return self.call(endpoints.connect_data_source(name, type, connection, idempotency_key))
 
     def get_sync_status(self, data_source_id: str) -> SyncState:
         """Fetch a data source's sync status.
@@ -263,7 +277,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
-        return self.client.call(endpoints.get_sync_status(data_source_id))
+        return self.call(endpoints.get_sync_status(data_source_id))
 
     # Dashboards -----------------------------------------------------------------------------------------
 
@@ -294,7 +308,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
-        return self.client.call(endpoints.create_dashboard(name, description, tags, layout, idempotency_key))
+        return self.call(endpoints.create_dashboard(name, description, tags, layout, idempotency_key))
 
     def update_dashboard(
         self,
@@ -345,7 +359,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """List the workspace's reports."""
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
-        return self.client.call(endpoints.list_reports())
+        return self.call(endpoints.list_reports())
 
     def generate_report(
         self,
@@ -367,7 +381,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
         register_secrets(parameters)
-        return self.client.call(endpoints.generate_report(dashboard_ids, format, name, parameters, idempotency_key))
+        return self.call(endpoints.generate_report(dashboard_ids, format, name, parameters, idempotency_key))
 
     def get_report(self, report_id: str) -> Report:
         """Fetch a report's current state.
@@ -376,7 +390,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
-        return self.client.call(endpoints.get_report(report_id))
+        return self.call(endpoints.get_report(report_id))
 
     def cancel_report(self, report_id: str) -> Report:
         """Stop generating a report; it ends ``failed`` (409 :class:`ConflictError` when it already finished).
@@ -385,7 +399,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """
         from airflow_provider_analytics.wire import _endpoints as endpoints
 
-        return self.client.call(endpoints.cancel_report(report_id))
+        return self.call(endpoints.cancel_report(report_id))
 
     def download_report(
         self, report_id: str, destination: Any, overwrite: bool = False, *, report: Mapping[str, Any] | None = None

@@ -326,7 +326,7 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         if cancel is None:
             return False
         try:
-            self.hook.client.call(cancel)
+            self.hook.call(cancel)
         except ConflictError:
             return False  # it finished meanwhile: nothing to cancel
         except AnalyticsError as exc:
