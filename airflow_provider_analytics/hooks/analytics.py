@@ -2,7 +2,8 @@
 
 A hook builds its connection's client and sends through it: each public method builds one ``Call``
 (``wire/_endpoints.py``) and hands it to :meth:`AnalyticsHook.call`, the client's ``call``, the one way a request
-leaves the provider.
+leaves the provider. A read of work waited on goes through :meth:`AnalyticsHook.rereading`, which reads the
+connection again after a refused token (``hooks/_reread.py``).
 
 Cheap to import, as every DAG file using an operator does at each parse: the wire layer (client, transports,
 limiter, request builders) is imported by the methods that send, and ``AnalyticsAsyncHook`` on first lookup.
@@ -10,7 +11,8 @@ limiter, request builders) is imported by the methods that send, and ``Analytics
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.definitions import AppliedPlan, Plan
     from airflow_provider_analytics.definitions._files import DefinitionsSource
     from airflow_provider_analytics.destinations import DownloadResult
+    from airflow_provider_analytics.hooks._reread import TokenRefusals
     from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
     from airflow_provider_analytics.wire._calls import Call
     from airflow_provider_analytics.wire._models import (
@@ -110,6 +113,25 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param call: the request and the parser of its answer.
         """
         return self.client.call(call)
+
+    def rereading(self, operation: Callable[[AnalyticsHook], T], refusals: TokenRefusals) -> T:
+        """``operation(self)``, a read of work waited on; when the token is refused and the connection, read again,
+        changed, once more with it. A refusal right after that re-read is final (``hooks/_reread.py``).
+
+        :param operation: the read, given this hook.
+        :param refusals: the wait's memory of its re-reads, and the logger that says when one is used.
+        """
+        from airflow_provider_analytics.wire.errors import UnauthenticatedError
+
+        try:
+            result = operation(self)
+        except UnauthenticatedError:
+            if not refusals.worth_rereading(time.monotonic()) or not self.reload_connection():
+                raise
+            refusals.reread(time.monotonic())
+            result = operation(self)
+        refusals.answered()
+        return result
 
     def reload_connection(self) -> bool:
         """Read the connection again; when it changed (a rotated token), later calls use a new client.

@@ -1,19 +1,28 @@
-"""``AnalyticsAsyncHook``: the asyncio hook triggers use (re-exported by :mod:`.analytics`)."""
+"""``AnalyticsAsyncHook``: the asyncio hook triggers use (re-exported by :mod:`.analytics`).
+
+It mirrors :class:`~airflow_provider_analytics.hooks.analytics.AnalyticsHook`: :meth:`AnalyticsAsyncHook.call` is
+its client's ``call``, and :meth:`AnalyticsAsyncHook.rereading` reads the connection again after a refused token
+by the same decision (``hooks/_reread.py``); only the ``await`` differs.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from airflow.providers.common.compat.connection import get_async_connection
 
 from airflow_provider_analytics.connection._config import prepared_config
+from airflow_provider_analytics.hooks._reread import TokenRefusals
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Call
 from airflow_provider_analytics.wire._models import Workflow
 from airflow_provider_analytics.wire._pagination import AsyncPager
 from airflow_provider_analytics.wire.client import AsyncAnalyticsClient
+from airflow_provider_analytics.wire.errors import UnauthenticatedError
 
 __all__ = ["AnalyticsAsyncHook"]
 
@@ -49,6 +58,23 @@ class AnalyticsAsyncHook(AnalyticsBaseHook):
         :param call: the request and the parser of its answer.
         """
         return await (await self.get_client()).call(call)
+
+    async def rereading(self, operation: Callable[[AnalyticsAsyncHook], Awaitable[T]], refusals: TokenRefusals) -> T:
+        """``operation(self)``, a poll; when the token is refused and the connection, read again, changed, once more
+        with it. A refusal right after that re-read is final (``hooks/_reread.py``).
+
+        :param operation: the poll, given this hook.
+        :param refusals: the trigger's memory of its re-reads, and the logger that says when one is used.
+        """
+        try:
+            result = await operation(self)
+        except UnauthenticatedError:
+            if not refusals.worth_rereading(time.monotonic()) or not await self.reload_connection():
+                raise
+            refusals.reread(time.monotonic())
+            result = await operation(self)
+        refusals.answered()
+        return result
 
     async def list_workflows(self, page_size: int = 100) -> AsyncPager[Workflow]:
         """Iterate all workflows lazily with ``async for``."""

@@ -229,21 +229,16 @@ class HookOwner:
     def read(self, call: Call[T]) -> T:
         """Send a read of the work waited on (every poll of a task, on the worker or a sensor's poke).
 
-        A token refused while the task waits (rotated, its grace over) makes it read its connection once more,
-        as the triggers do (``triggers/_polling.py``): a wait held on the worker can last hours, and the secrets
-        backend may hold a new token by now. A refusal right after that re-read is final.
+        A token refused while the task waits (rotated, its grace over) makes the hook read its connection once
+        more, as the triggers' does (``hooks/_reread.py``): a wait held on the worker can last hours, and the
+        secrets backend may hold a new token by now. A refusal right after that re-read is final.
 
         :param call: the request, from the work's description (``_jobs/<kind>.py``).
         """
-        from airflow_provider_analytics.wire.errors import UnauthenticatedError
+        from airflow_provider_analytics.hooks._reread import TokenRefusals
 
-        try:
-            return self.hook.client.call(call)
-        except UnauthenticatedError:
-            if not self.hook.reload_connection():
-                raise
-            self.log.info("The token was refused; using the connection as it reads now")  # type: ignore[attr-defined]
-            return self.hook.client.call(call)
+        refusals = TokenRefusals(self.log)  # type: ignore[attr-defined]
+        return self.hook.rereading(lambda hook: hook.call(call), refusals)
 
 
 class AnalyticsBaseOperator(HookOwner, BaseOperator):

@@ -1,10 +1,11 @@
 """One poll of the platform, made the same way by every trigger: the waits in ``base.py`` and the watchers.
 
 A poll is bounded by a deadline (``call_deadline``, retries included); an outage the client's own retries
-did not outlast is logged and left for the next poll; a refused token makes the trigger read its connection
-once more (a rotated token), and only a second refusal, or any other API error, is the caller's to handle.
-A watcher that goes on polling after such a refusal reads its connection again at most every
-``RELOAD_AGAIN_SECONDS``: the new token may reach the secrets backend only after the old one was refused.
+did not outlast is logged and left for the next poll; a refused token makes the hook read its connection
+once more (a rotated token: ``AnalyticsAsyncHook.rereading``), and only a second refusal, or any other API error,
+is the caller's to handle. A watcher that goes on polling after such a refusal reads its connection again at
+most every ``RELOAD_AGAIN_SECONDS``: the new token may reach the secrets backend only after the old one was
+refused.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
+from airflow_provider_analytics.hooks._reread import TokenRefusals
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
-from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, UnauthenticatedError
+from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS
 
 Fetched = TypeVar("Fetched")
 # After a re-read connection whose token was refused too, the next re-read waits this long: a watcher polls for
@@ -45,10 +47,9 @@ class PlatformPoller:
         self.hook = hook
         self.log = log
         self.what = what
-        self.reload_again_after = reload_again_after
-        # When the connection was last re-read (monotonic seconds), cleared by the next answer: a token refused
-        # again right after a re-read is final for this poll, and is not a reason to re-read in a loop.
-        self._reloaded_at: float | None = None
+        # Kept across polls: a token refused again right after a re-read is final for that poll, and is not a
+        # reason to re-read at every later one.
+        self.refusals = TokenRefusals(log, again_after=reload_again_after)
 
     async def poll(
         self,
@@ -71,22 +72,10 @@ class PlatformPoller:
         if budget is not None:
             queued = (await self.hook.get_client()).rate_limiter.expected_wait(time.monotonic())
             deadline = time.time() + budget + queued
-        while True:
-            remaining = None if deadline is None else deadline - time.time()
-            try:
-                with call_deadline(None if remaining is None else max(remaining, LAST_LOOK_SECONDS)):
-                    fetched = await fetch(self.hook)
-            except TRANSIENT_ERRORS as exc:
-                self.log.warning("Polling %s failed, will poll again: %s", self.what, exc)
-                return None
-            except UnauthenticatedError:
-                now = time.monotonic()
-                if self._reloaded_at is not None and now - self._reloaded_at < self.reload_again_after:
-                    raise
-                if not await self.hook.reload_connection():
-                    raise
-                self._reloaded_at = now
-                self.log.info("The token was refused; using the connection as it reads now")
-                continue
-            self._reloaded_at = None
-            return fetched
+        remaining = None if deadline is None else deadline - time.time()
+        try:
+            with call_deadline(None if remaining is None else max(remaining, LAST_LOOK_SECONDS)):
+                return await self.hook.rereading(fetch, self.refusals)
+        except TRANSIENT_ERRORS as exc:
+            self.log.warning("Polling %s failed, will poll again: %s", self.what, exc)
+            return None

@@ -21,8 +21,10 @@ _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 Unit = Literal["bytes", "rows"]
 
 
-class _Log(Protocol):
-    # A logging.Logger, or an operator's ``self.log`` (Airflow's logger type differs by release).
+class InfoLog(Protocol):
+    """What INFO lines are logged through: a ``logging.Logger``, or an operator's, hook's or trigger's ``self.log``
+    (Airflow's logger type differs by release)."""
+
     def info(self, msg: Any, /, *args: Any) -> Any: ...
 
 
@@ -65,7 +67,7 @@ class TransferProgress:
         unit: Unit = "bytes",
         *,
         total: int | None = None,
-        log: _Log = log,
+        log: InfoLog = log,
         interval: float = PROGRESS_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
