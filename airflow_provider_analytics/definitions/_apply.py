@@ -1,4 +1,4 @@
-"""Read the platform, plan, and apply a plan through the hook: the only part of definitions that sends requests.
+"""Read the platform, plan, and apply a plan through a client: the only part of definitions that sends requests.
 
 Reading is one list call per kind (pages followed), so a plan costs four listings however many objects it names.
 Applying writes in dependency order (data sources, charts, dashboards, workflows), a reference to an object
@@ -19,9 +19,15 @@ created earlier in the same apply taking the id its create returned. It is safe 
   title, its settings): a ``PUT`` is a full replacement (``_compare.kept_layout``).
 - a dashboard update carries ``If-Match`` with the version the plan read: an edit made on the platform between
   plan and apply fails the task with :class:`PreconditionFailedError` instead of being overwritten. A repeat of
-  the very same update (an answer lost, a retried task) is recognised by the hook and not a conflict.
+  the very same update (an answer lost, a retried task) is recognised and not a conflict (``wire/_conditional``).
 
-Nothing else is sent: unchanged objects and those no definition names get no request, and nothing is deleted.
+Every write's request is built once, by :func:`_call`, before the first write is sent (so a body the client would
+refuse fails the apply before it writes anything), and sent as built; only a write that refers to an object the
+same apply creates is built again, once that object's id is known. Nothing else is sent: unchanged objects and
+those no definition names get no request, and nothing is deleted.
+
+The platform is reached through a :class:`~airflow_provider_analytics.wire._calls.Sender` (the hook hands over
+its client), never through the hook: this module is what the hook's ``plan_definitions`` and ``apply_plan`` call.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -48,32 +55,42 @@ from airflow_provider_analytics.definitions._model import (
 )
 from airflow_provider_analytics.definitions._plan import Change, Existing, Pending, Plan, Ref, make_plan
 from airflow_provider_analytics.definitions._problems import Problems, one_line
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._calls import Call, Sender
+from airflow_provider_analytics.wire._conditional import send_update
 from airflow_provider_analytics.wire._contract import ID_PATTERN
+from airflow_provider_analytics.wire._pagination import listing
+from airflow_provider_analytics.wire._progress import InfoLog
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-    from airflow_provider_analytics.wire._endpoints import Call
     from airflow_provider_analytics.wire._models import LayoutItem
 
 __all__ = ["AppliedPlan", "Written", "apply_plan", "idempotency_key", "plan_definitions", "read_existing"]
 
 # Stands for the id of an object created earlier in the same apply, while the writes are checked before the first.
 _PLACEHOLDER_ID = "pending"
+# Where the plan and the writes are logged when the caller names no logger (the hook names its own).
+_LOG = logging.getLogger(__name__)
+# The free-form field of each kind's write, where secrets may be (``Definitions.free_form``).
+_FREE_FORM: dict[Kind, str] = {"data_source": "connection", "chart": "options", "workflow": "configuration"}
 
 
-def read_existing(hook: AnalyticsHook) -> Existing:
+def read_existing(sender: Sender) -> Existing:
     """The platform's data sources, charts, dashboards and workflows: one listing each, every page read.
 
-    :param hook: the hook to read through.
+    :param sender: what sends the requests (a client).
     :raises UnexpectedResponseError: an object without a string ``id``.
     """
-    return Existing(
-        data_sources=_objects(hook.list_data_sources(), "data source"),
-        charts=_objects(hook.list_charts(), "chart"),
-        dashboards=_objects(hook.list_dashboards(), "dashboard"),
-        workflows=_objects(hook.list_workflows(), "workflow"),
-    )
+    # Each listing is checked before the next is sent: a malformed answer costs no further request.
+    data_sources = sender.call(endpoints.list_data_sources())
+    existing_sources = _objects(data_sources, "data source")
+    charts = sender.call(endpoints.list_charts())
+    existing_charts = _objects(charts, "chart")
+    dashboards = listing(sender, endpoints.list_dashboards())  # lazy: each page is sent as _objects reads it
+    existing_dashboards = _objects(dashboards, "dashboard")
+    workflows = listing(sender, endpoints.list_workflows())
+    return Existing(existing_sources, existing_charts, existing_dashboards, _objects(workflows, "workflow"))
 
 
 def _objects(items: Iterable[Mapping[str, Any]], label: str) -> tuple[dict[str, Any], ...]:
@@ -84,18 +101,19 @@ def _objects(items: Iterable[Mapping[str, Any]], label: str) -> tuple[dict[str, 
     return objects
 
 
-def plan_definitions(hook: AnalyticsHook, source: DefinitionsSource) -> Plan:
+def plan_definitions(sender: Sender, source: DefinitionsSource, log: InfoLog = _LOG) -> Plan:
     """Load and check the definitions (before any request), read the platform, and plan; the plan is logged.
 
-    :param hook: the hook to read through.
+    :param sender: what sends the requests (a client).
     :param source: a path or glob of ``.yaml``/``.yml``/``.json`` files, a mapping, or a list of those.
+    :param log: where the plan's table is logged.
     :raises AnalyticsInputError: invalid definitions (no request sent), or a dangling or ambiguous reference or
         name (only the listings sent).
     """
     definitions = load_definitions(source)
     register_secrets(definitions.free_form())  # before the first request, for the masker's log lines too
-    plan = make_plan(definitions, read_existing(hook))
-    hook.log.info("%s", plan.table())
+    plan = make_plan(definitions, read_existing(sender))
+    log.info("%s", plan.table())
     return plan
 
 
@@ -150,13 +168,14 @@ def idempotency_key(key_seed: str, kind: Kind, name: str, body: Mapping[str, Any
     return f"apa-def-{kind}-{hashlib.sha256(canonical.encode()).hexdigest()[:48]}"
 
 
-def apply_plan(hook: AnalyticsHook, plan: Plan, *, key_seed: str) -> AppliedPlan:
+def apply_plan(sender: Sender, plan: Plan, *, key_seed: str, log: InfoLog = _LOG) -> AppliedPlan:
     """Send the plan's creates and updates, in dependency order; every check is made before the first write.
 
-    :param hook: the hook to write through.
+    :param sender: what sends the writes (a client).
     :param plan: a plan from :func:`plan_definitions` (made in this process: it holds the definitions).
     :param key_seed: the seed of the creates' idempotency keys; the same seed makes a repeat of this apply
         create nothing twice.
+    :param log: where each write is logged.
     :raises AnalyticsInputError: the plan has ``cannot_apply`` entries, or a write would be refused before sending
         (nothing written).
     :raises PreconditionFailedError: a dashboard changed on the platform after the plan read it.
@@ -171,19 +190,19 @@ def apply_plan(hook: AnalyticsHook, plan: Plan, *, key_seed: str) -> AppliedPlan
         )
     writes = [change for change in plan.changes if change.action in ("create", "update")]
     writes.sort(key=lambda change: KINDS.index(change.kind))  # dependency order, whatever order the plan lists
-    _check_writes(writes)
+    built = _check_writes(writes, key_seed)
     created: dict[Pending, str] = {}
     written: list[Written] = []
-    for change in writes:
-        body = _body(change, functools.partial(_resolved, created, change))
-        result = _checked_answer(change, body, _write(hook, change, body, key_seed))
+    for index, change in enumerate(writes):
+        body, call = built.get(index) or _built(change, functools.partial(_resolved, created, change), key_seed)
+        result = _checked_answer(change, body, _send(sender, change, call, body, log))
         ident = result["id"]
         version = result.get("version") if change.kind == "dashboard" else None
         if change.action == "create":
             created[Pending(change.kind, change.name)] = ident
-            hook.log.info("Created %s %r: %s", LABELS[change.kind], change.name, ident)
+            log.info("Created %s %r: %s", LABELS[change.kind], change.name, ident)
         else:
-            hook.log.info(
+            log.info(
                 "Updated dashboard %r (%s) from version %s to %s: %s",
                 change.name,
                 ident,
@@ -193,41 +212,65 @@ def apply_plan(hook: AnalyticsHook, plan: Plan, *, key_seed: str) -> AppliedPlan
             )
         written.append(Written(change.kind, change.name, ident, change.action, version))
     if not written:
-        hook.log.info("Nothing to apply: every definition matches the platform")
+        log.info("Nothing to apply: every definition matches the platform")
     return AppliedPlan(tuple(written))
 
 
-def _check_writes(writes: list[Change]) -> None:
-    """Build every write's request without sending it, so a body the client would refuse fails before any write."""
+def _check_writes(writes: list[Change], key_seed: str) -> dict[int, tuple[dict[str, Any], Call[Any]]]:
+    """Build every write's request before any is sent, so a body the client would refuse fails before any write.
+
+    :return: the body and request of each write (by its index) that refers to no object this apply creates: those
+        are sent as built here. The others are built here with a stand-in id, and again once the id is known.
+    """
     problems = Problems("The definitions")
-    for change in writes:
+    ready: dict[int, tuple[dict[str, Any], Call[Any]]] = {}
+    for index, change in enumerate(writes):
         try:
-            _request(change, _body(change, lambda ref: ref if isinstance(ref, str) else _PLACEHOLDER_ID))
+            built = _built(change, lambda ref: ref if isinstance(ref, str) else _PLACEHOLDER_ID, key_seed)
         except AnalyticsInputError as error:
             where = change.definition.origin if change.definition is not None else f"{change.kind} {change.name!r}"
             problems.add(f"{where}: {error}")
+            continue
+        if all(isinstance(ref, str) for ref in change.refs):
+            ready[index] = built
     problems.raise_if_any()
+    return ready
 
 
-def _request(change: Change, body: dict[str, Any]) -> Call[Any]:
-    """The write as the request builders make it: checked, not sent (the idempotency key is left random)."""
-    from airflow_provider_analytics.wire import _endpoints as endpoints
+def _built(change: Change, resolved: Callable[[Ref], str], key_seed: str) -> tuple[dict[str, Any], Call[Any]]:
+    """A write's body, references resolved with ``resolved``, and its request (with a create's idempotency key)."""
+    body = _body(change, resolved)
+    return body, _call(change, body, key_seed)
 
+
+def _call(change: Change, body: dict[str, Any], key_seed: str) -> Call[Any]:
+    """The one request of a create or update, as the request builders make it (and check it)."""
     layout = cast("list[LayoutItem]", body.get("layout", []))
     if change.kind == "dashboard" and change.action == "update":
         assert change.id is not None
         return endpoints.update_dashboard(
             change.id, body["name"], body["description"], body["tags"], layout, if_match=change.version
         )
+    key = idempotency_key(key_seed, change.kind, change.name, body)
     if change.kind == "dashboard":
-        return endpoints.create_dashboard(body["name"], body["description"], body["tags"], layout)
+        return endpoints.create_dashboard(body["name"], body["description"], body["tags"], layout, key)
     if change.kind == "data_source":
-        return endpoints.connect_data_source(body["name"], body["type"], body["connection"])
+        return endpoints.connect_data_source(body["name"], body["type"], body["connection"], key)
     if change.kind == "chart":
         return endpoints.create_chart(
-            body["name"], body["type"], body["data_source_id"], body["query"], body["options"]
+            body["name"], body["type"], body["data_source_id"], body["query"], body["options"], key
         )
-    return endpoints.create_workflow(body["name"], body["configuration"], body["description"])
+    return endpoints.create_workflow(body["name"], body["configuration"], body["description"], key)
+
+
+def _send(sender: Sender, change: Change, call: Call[Any], body: dict[str, Any], log: InfoLog) -> Any:
+    """Send one write; a repeat of a dashboard update that an earlier attempt applied is not a conflict."""
+    if change.kind == "dashboard" and change.action == "update":
+        assert change.id is not None
+        return send_update(sender, call, change.id, log)
+    # Registered as a hook method registers what it is handed: also for a plan not made by plan_definitions.
+    register_secrets(body.get(_FREE_FORM[change.kind]) if change.kind in _FREE_FORM else None)
+    return sender.call(call)
 
 
 def _resolved(created: Mapping[Pending, str], change: Change, ref: Ref) -> str:
@@ -236,26 +279,6 @@ def _resolved(created: Mapping[Pending, str], change: Change, ref: Ref) -> str:
     if ref not in created:  # only a plan put together by hand, out of order, gets here
         raise AnalyticsInputError(f"{change.kind} {change.name!r} refers to {ref}, which this apply did not create")
     return created[ref]
-
-
-def _write(hook: AnalyticsHook, change: Change, body: dict[str, Any], key_seed: str) -> Any:
-    """Send one create or update through the hook (which retries safely and recognises a repeated update)."""
-    layout = cast("list[LayoutItem]", body.get("layout", []))
-    if change.kind == "dashboard" and change.action == "update":
-        assert change.id is not None
-        return hook.update_dashboard(
-            change.id, body["name"], body["description"], body["tags"], layout, if_match=change.version
-        )
-    key = idempotency_key(key_seed, change.kind, change.name, body)
-    if change.kind == "dashboard":
-        return hook.create_dashboard(body["name"], body["description"], body["tags"], layout, idempotency_key=key)
-    if change.kind == "data_source":
-        return hook.connect_data_source(body["name"], body["type"], body["connection"], idempotency_key=key)
-    if change.kind == "chart":
-        return hook.create_chart(
-            body["name"], body["type"], body["data_source_id"], body["query"], body["options"], idempotency_key=key
-        )
-    return hook.create_workflow(body["name"], body["configuration"], body["description"], idempotency_key=key)
 
 
 # The fields of each kind's answer that must echo what its create or update sent: they tell the kinds apart

@@ -355,25 +355,10 @@ class AnalyticsHook(AnalyticsBaseHook):
             (one listing of the dashboards to read it; :mod:`~airflow_provider_analytics.wire._conditional`).
         """
         from airflow_provider_analytics.wire import _endpoints as endpoints
-        from airflow_provider_analytics.wire._conditional import holds_update
-        from airflow_provider_analytics.wire.errors import PreconditionFailedError
+        from airflow_provider_analytics.wire._conditional import send_update
 
         update = endpoints.update_dashboard(dashboard_id, name, description, tags, layout, if_match)
-        try:
-            return self.client.call(update)
-        except PreconditionFailedError:
-            if if_match is None:
-                raise
-            current = next((item for item in self.list_dashboards() if item.get("id") == dashboard_id), None)
-            if current is None or not holds_update(current, update.spec):
-                raise
-            self.log.info(
-                "Dashboard %s already holds this update at version %s: an earlier attempt applied it (its answer was"
-                " lost, or this is a retry)",
-                dashboard_id,
-                current.get("version"),
-            )
-            return current
+        return send_update(self, update, dashboard_id, self.log)
 
     # Reports --------------------------------------------------------------------------------------------
 
@@ -452,7 +437,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         """
         from airflow_provider_analytics.definitions._apply import plan_definitions
 
-        return plan_definitions(self, definitions)
+        return plan_definitions(self.client, definitions, self.log)
 
     def apply_plan(self, plan: Plan, key_seed: str | None = None) -> AppliedPlan:
         """Send a plan's creates and updates in dependency order; unchanged objects get no request. Refused before
@@ -473,7 +458,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         # Not derived from the plan: a later run's plan of the same definitions is the same plan, and the platform
         # would answer its creates with objects made (and perhaps deleted) by an earlier run.
         seed = f"call-{uuid.uuid4().hex}" if key_seed is None else key_seed
-        return apply_plan(self, plan, key_seed=seed)
+        return apply_plan(self.client, plan, key_seed=seed, log=self.log)
 
     def test_connection(self) -> tuple[bool, str]:
         """Make one cheap authenticated call and say what to change if it fails; never raises, never shows the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from airflow_provider_analytics.wire._contract import HEADER_IDEMPOTENCY_KEY
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
@@ -40,6 +40,21 @@ class Call(Generic[T]):
 
     spec: RequestSpec
     parse: Callable[[Any], T]
+
+
+class Sender(Protocol):
+    """What sends a :class:`Call` and answers with its parsed result, blocking: an ``AnalyticsClient``.
+
+    Code that sends without knowing about Airflow takes one (definitions, a dashboard update's repeat check): the
+    hook hands it its client, a test may hand it any client.
+    """
+
+    def call(self, call: Call[T]) -> T:
+        """Send ``call`` and parse its answer.
+
+        :param call: the request and the parser of its answer.
+        """
+        ...
 
 
 @dataclass(frozen=True)

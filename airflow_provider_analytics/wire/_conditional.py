@@ -6,6 +6,7 @@ attempt moved the version on. Failing then would report a conflict with ourselve
 fail the same way forever. The update was ours when the resource now stands exactly one version past the one the
 update expected and holds exactly what the update sent. Anything else (another writer's change, two versions on)
 is a real conflict and stays one. The contract leaves this open; docs/api-contract.md records the decision.
+:func:`send_update` is how every dashboard update is sent (the hook's ``update_dashboard``, an applied plan's).
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_analytics.wire._calls import RequestSpec
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._calls import Call, RequestSpec, Sender
+from airflow_provider_analytics.wire._models import Dashboard
+from airflow_provider_analytics.wire._pagination import listing
+from airflow_provider_analytics.wire._progress import InfoLog
+from airflow_provider_analytics.wire.errors import PreconditionFailedError
 
-__all__ = ["expected_version", "holds_update"]
+__all__ = ["expected_version", "holds_update", "send_update"]
 
 
 def expected_version(update: RequestSpec) -> int | None:
@@ -50,3 +56,30 @@ def holds_update(resource: Mapping[str, Any], update: RequestSpec) -> bool:
     if expected is None or isinstance(version, bool) or version != expected + 1:
         return False
     return _holds(resource, update.json_body or {})
+
+
+def send_update(sender: Sender, update: Call[Dashboard], dashboard_id: str, log: InfoLog) -> Dashboard:
+    """Send a dashboard update; a 412 to a repeat of this very update answers with the dashboard that holds it.
+
+    :param sender: what sends (the hook's client).
+    :param update: the ``PUT`` as built by :func:`~airflow_provider_analytics.wire._endpoints.update_dashboard`.
+    :param dashboard_id: the dashboard's id.
+    :param log: the logger that says when an earlier attempt had applied the update.
+    :raises PreconditionFailedError: a real conflict: the dashboard was changed by someone else.
+    """
+    try:
+        return sender.call(update)
+    except PreconditionFailedError:
+        if expected_version(update.spec) is None:
+            raise
+        dashboards = listing(sender, endpoints.list_dashboards())  # one listing, every page, to read the dashboard
+        current = next((item for item in dashboards if item.get("id") == dashboard_id), None)
+        if current is None or not holds_update(current, update.spec):
+            raise
+        log.info(
+            "Dashboard %s already holds this update at version %s: an earlier attempt applied it (its answer was"
+            " lost, or this is a retry)",
+            dashboard_id,
+            current.get("version"),
+        )
+        return current

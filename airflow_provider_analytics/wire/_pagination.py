@@ -6,8 +6,8 @@ import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
+from airflow_provider_analytics.wire._calls import Page, PagedCall, Sender
 from airflow_provider_analytics.wire._contract import MAX_PAGES
-from airflow_provider_analytics.wire._endpoints import Page
 from airflow_provider_analytics.wire._models import Column
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError, clean_text
 
@@ -67,6 +67,15 @@ class SyncPager(Generic[T]):
     def __iter__(self) -> Iterator[T]:
         for page in self.pages():
             yield from page.items
+
+
+def listing(sender: Sender, paged: PagedCall[T]) -> SyncPager[T]:
+    """Iterate a paginated list lazily, every page sent through ``sender``.
+
+    :param sender: what sends each page's call (a client).
+    :param paged: the list.
+    """
+    return SyncPager(lambda cursor: sender.call(paged.page(cursor)))
 
 
 class AsyncPager(Generic[T]):

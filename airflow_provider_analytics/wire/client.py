@@ -19,7 +19,7 @@ import httpx
 from airflow_provider_analytics.wire._core import Answer, BaseAnalyticsClient, Exchange, Reply, Send, Sleep
 from airflow_provider_analytics.wire._deadline import request_deadline
 from airflow_provider_analytics.wire._endpoints import Call, PagedCall, RequestSpec
-from airflow_provider_analytics.wire._pagination import AsyncPager, SyncPager
+from airflow_provider_analytics.wire._pagination import AsyncPager, SyncPager, listing
 from airflow_provider_analytics.wire._transports import async_transports, sync_transports
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
@@ -57,7 +57,7 @@ class AnalyticsClient(BaseAnalyticsClient):
 
     def paginate(self, paged: PagedCall[T]) -> SyncPager[T]:
         """Iterate a paginated list lazily."""
-        return SyncPager(lambda cursor: self.call(paged.page(cursor)))
+        return listing(self, paged)
 
     def open_stream(self, spec: RequestSpec) -> httpx.Response:
         """Send with retries and return the successful response with its body unread; close it after use."""
