@@ -78,6 +78,14 @@ def writes(sandbox: SandboxServer, since: int = 0) -> list[Any]:
 
 
 READS = [("GET", "/v1/data-sources"), ("GET", "/v1/charts"), ("GET", "/v1/dashboards"), ("GET", "/v1/workflows")]
+# The writes of applying ``definitions()`` to an empty workspace, in dependency order.
+CREATES = [
+    ("POST", "/v1/data-sources"),
+    ("POST", "/v1/charts"),
+    ("POST", "/v1/charts"),
+    ("POST", "/v1/dashboards"),
+    ("POST", "/v1/workflows"),
+]
 
 
 def actions(plan: Any) -> list[tuple[str, str, str]]:

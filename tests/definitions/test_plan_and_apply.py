@@ -11,6 +11,7 @@ from airflow_provider_analytics.definitions._apply import apply_plan, plan_defin
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.definitions.helpers import (
+    CREATES,
     PASSWORD,
     READS,
     SEED,
@@ -68,13 +69,7 @@ def test_the_apply_writes_in_dependency_order_with_the_ids_just_created(
     applied = apply_plan(hook, plan, key_seed=SEED).to_dict()
 
     posts = writes(empty, before)
-    assert [(entry.method, entry.path) for entry in posts] == [
-        ("POST", "/v1/data-sources"),
-        ("POST", "/v1/charts"),
-        ("POST", "/v1/charts"),
-        ("POST", "/v1/dashboards"),
-        ("POST", "/v1/workflows"),
-    ]
+    assert [(entry.method, entry.path) for entry in posts] == CREATES
     assert all(entry.headers["idempotency-key"].startswith("apa-def-") for entry in posts)
     source_id = applied["written"][0]["id"]
     revenue_id, orders_id = applied["written"][1]["id"], applied["written"][2]["id"]

@@ -13,7 +13,7 @@ import pytest
 from airflow_provider_analytics.definitions._apply import apply_plan, plan_definitions
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.client import AnalyticsClient
-from tests.definitions.helpers import READS, SEED, definitions, sent, writes
+from tests.definitions.helpers import CREATES, READS, SEED, definitions, sent, writes
 from tests.support.fixtures import make_config
 
 
@@ -29,13 +29,7 @@ def test_a_client_plans_and_applies_with_the_requests_a_hook_sends(
 
     assert sent(empty)[:4] == READS
     posts = writes(empty, 4)
-    assert [(entry.method, entry.path) for entry in posts] == [
-        ("POST", "/v1/data-sources"),
-        ("POST", "/v1/charts"),
-        ("POST", "/v1/charts"),
-        ("POST", "/v1/dashboards"),
-        ("POST", "/v1/workflows"),
-    ]
+    assert [(entry.method, entry.path) for entry in posts] == CREATES
     assert len(sent(empty)) == 4 + 5  # four listings, five writes, nothing else
     assert [item.action for item in applied.written] == ["create"] * 5
     created = [record.getMessage() for record in caplog.records if record.name == log.name]
