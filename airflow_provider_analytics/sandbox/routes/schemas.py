@@ -1,73 +1,71 @@
 """Request bodies of the ``/v1`` API, validated strictly (wrong types and unknown fields are refused), and what
-validation errors say about each field."""
+validation errors say about each field.
+
+The bodies that definitions kept as code also describe are the provider's own (``wire/_request_bodies.py``), so the
+sandbox and the provider cannot disagree on them; this module adds what only the sandbox takes or keeps.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import Field, ValidationError
+
+from airflow_provider_analytics.wire._request_bodies import (
+    ChartPlacement,
+    CreateChartBody,
+    CreateWorkflowBody,
+    StrictBody,
+    Text,
+)
+from airflow_provider_analytics.wire._request_bodies import ConnectDataSourceBody as _ContractDataSourceBody
+from airflow_provider_analytics.wire._request_bodies import DashboardBody as _ContractDashboardBody
+
+__all__ = [
+    "CHART_TYPES",
+    "DATA_SOURCE_TYPES",
+    "REPORT_FORMATS",
+    "ConnectDataSourceBody",
+    "CreateChartBody",
+    "CreateWorkflowBody",
+    "DashboardBody",
+    "DataSourceType",
+    "ExecuteWorkflowBody",
+    "GenerateReportBody",
+    "LayoutItem",
+    "field_path",
+    "validation_fields",
+]
 
 CHART_TYPES = ("line", "bar", "area", "pie", "table", "number", "scatter")
 REPORT_FORMATS = ("pdf", "csv", "xlsx", "html")
 DATA_SOURCE_TYPES = ("postgres", "mysql", "bigquery", "snowflake", "redshift")
 
-Text = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
-ChartType = Literal["line", "bar", "area", "pie", "table", "number", "scatter"]
 ReportFormat = Literal["pdf", "csv", "xlsx", "html"]
 DataSourceType = Literal["postgres", "mysql", "bigquery", "snowflake", "redshift"]
 
 
-class _Body(BaseModel):
-    # Strict: a client that sends "5" for a number or a misspelled field learns it here, not in production.
-    model_config = ConfigDict(strict=True, extra="forbid")
-
-
-class CreateChartBody(_Body):
-    """``POST /v1/charts``."""
-
-    name: Text
-    type: ChartType
-    data_source_id: Text
-    query: Text
-    options: dict[str, Any] | None = None
-
-
-class CreateWorkflowBody(_Body):
-    """``POST /v1/workflows``."""
-
-    name: Text
-    configuration: dict[str, Any]
-    description: str | None = None
-
-
-class ExecuteWorkflowBody(_Body):
+class ExecuteWorkflowBody(StrictBody):
     """``POST /v1/workflows/:id/execute`` (the body itself is optional)."""
 
     inputs: dict[str, Any] | None = None
 
 
-class ConnectDataSourceBody(_Body):
-    """``POST /v1/data-sources``."""
+class ConnectDataSourceBody(_ContractDataSourceBody):
+    """``POST /v1/data-sources`` as the sandbox takes it: only the connector types it implements."""
 
-    name: Text
     type: DataSourceType
-    connection: dict[str, Any]
 
 
-class LayoutItem(_Body):
-    """One chart placed on a dashboard grid; position and size default to a 6x4 tile at the origin.
+class LayoutItem(ChartPlacement):
+    """One chart placed on a dashboard grid (the contract's placement, wire/_request_bodies.py), and more.
 
     ``title`` and ``settings`` stand for what a real platform keeps on a layout item beyond the contract's
     fields (a tile's caption, its display options): stored and answered only when sent, so that a client which
     rewrites a dashboard with ``PUT`` (a full replacement) can be seen to keep or to drop them.
     """
 
-    chart_id: Text
-    x: int = Field(default=0, ge=0)
-    y: int = Field(default=0, ge=0)
-    w: int = Field(default=6, ge=1)
-    h: int = Field(default=4, ge=1)
     title: str | None = None
     settings: dict[str, Any] | None = None
 
@@ -77,16 +75,14 @@ class LayoutItem(_Body):
         return self.model_dump(include=placed) | self.model_dump(exclude_unset=True, exclude=placed)
 
 
-class DashboardBody(_Body):
-    """``POST /v1/dashboards`` and ``PUT /v1/dashboards/:id`` (a full replacement)."""
+class DashboardBody(_ContractDashboardBody):
+    """``POST /v1/dashboards`` and ``PUT /v1/dashboards/:id`` (a full replacement), with the sandbox's tiles."""
 
-    name: Text
-    description: str | None = None
-    tags: list[Text] | None = None
-    layout: list[LayoutItem] | None = None
+    # a narrower item than the base's: pydantic validates this one; lists are invariant to mypy, not here
+    layout: list[LayoutItem] | None = None  # type: ignore[assignment]
 
 
-class GenerateReportBody(_Body):
+class GenerateReportBody(StrictBody):
     """``POST /v1/reports``."""
 
     dashboard_ids: Annotated[list[Text], Field(min_length=1)]
@@ -126,6 +122,8 @@ def _problem(error: Any) -> str:
     }
     if kind in simple:
         return simple[kind]
+    if kind == "value_error":  # a validator's own refusal (BlankText, ...) says what is wrong in its own words
+        return str(context.get("error", "is not valid"))
     if kind == "literal_error":
         expected = str(context.get("expected", "")).replace("'", "").replace(" or ", ", ")
         return f"must be one of {expected}"
