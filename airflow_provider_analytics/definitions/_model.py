@@ -1,7 +1,7 @@
 """The parsed definitions: one frozen record per object, each remembering where it was written.
 
-Values are already checked (``_load``): names and texts are strings, grid positions whole numbers, and every
-free-form object (a connection, chart options, a workflow's configuration) plain JSON. A chart's
+Values are already checked (``_load``, with ``_schemas``): names and texts are strings, grid positions whole
+numbers, and every free-form object (a connection, chart options, a workflow's configuration) plain JSON. A chart's
 ``data_source`` and a layout item's ``chart`` are references (a name or an id), resolved by ``_plan`` against
 the other definitions and the platform.
 """
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from airflow_provider_analytics.wire._redaction import is_secret_key
+from airflow_provider_analytics.wire._request_bodies import MAX_INTEGER  # the one range, shared with the sandbox
 
 __all__ = [
     "KINDS",
@@ -58,9 +59,6 @@ LABELS: dict[Kind, str] = {
 # otherwise stand for billions of them.
 MAX_DEPTH = 100
 MAX_VALUES = 1_000_000
-# The integers JSON carries exactly everywhere (I-JSON, RFC 7493): a platform or a tool between that reads numbers
-# as doubles would change a larger one silently, so one is refused rather than sent.
-MAX_INTEGER = 2**53 - 1
 
 
 def is_secret_field(name: str) -> bool:
