@@ -11,8 +11,8 @@ from airflow_provider_analytics.sandbox.domain.chart_data import chart_rows, col
 from airflow_provider_analytics.sandbox.domain.pagination import paginate
 from airflow_provider_analytics.sandbox.domain.records import ChartRecord, new_id
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
-from airflow_provider_analytics.sandbox.routes.schemas import CreateChartBody
 from airflow_provider_analytics.sandbox.routes.support import json_response, query_of, read_json, workspace_of
+from airflow_provider_analytics.wire._request_bodies import CreateChartBody
 
 
 def build_router(state: SandboxState) -> APIRouter:

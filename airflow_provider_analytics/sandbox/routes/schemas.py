@@ -14,33 +14,11 @@ from pydantic import Field, ValidationError
 
 from airflow_provider_analytics.wire._request_bodies import (
     ChartPlacement,
-    CreateChartBody,
-    CreateWorkflowBody,
     StrictBody,
     Text,
 )
 from airflow_provider_analytics.wire._request_bodies import ConnectDataSourceBody as _ContractDataSourceBody
 from airflow_provider_analytics.wire._request_bodies import DashboardBody as _ContractDashboardBody
-
-__all__ = [
-    "CHART_TYPES",
-    "DATA_SOURCE_TYPES",
-    "REPORT_FORMATS",
-    "ConnectDataSourceBody",
-    "CreateChartBody",
-    "CreateWorkflowBody",
-    "DashboardBody",
-    "DataSourceType",
-    "ExecuteWorkflowBody",
-    "GenerateReportBody",
-    "LayoutItem",
-    "field_path",
-    "validation_fields",
-]
-
-CHART_TYPES = ("line", "bar", "area", "pie", "table", "number", "scatter")
-REPORT_FORMATS = ("pdf", "csv", "xlsx", "html")
-DATA_SOURCE_TYPES = ("postgres", "mysql", "bigquery", "snowflake", "redshift")
 
 ReportFormat = Literal["pdf", "csv", "xlsx", "html"]
 DataSourceType = Literal["postgres", "mysql", "bigquery", "snowflake", "redshift"]

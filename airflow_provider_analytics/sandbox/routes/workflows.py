@@ -13,8 +13,9 @@ from airflow_provider_analytics.sandbox.domain.api_error import ApiError
 from airflow_provider_analytics.sandbox.domain.pagination import paginate
 from airflow_provider_analytics.sandbox.domain.records import ExecutionRecord, WorkflowRecord, Workspace, new_id
 from airflow_provider_analytics.sandbox.domain.store import SandboxState
-from airflow_provider_analytics.sandbox.routes.schemas import CreateWorkflowBody, ExecuteWorkflowBody
+from airflow_provider_analytics.sandbox.routes.schemas import ExecuteWorkflowBody
 from airflow_provider_analytics.sandbox.routes.support import json_response, query_of, read_json, workspace_of
+from airflow_provider_analytics.wire._request_bodies import CreateWorkflowBody
 
 
 def _workflow(workspace: Workspace, workflow_id: str) -> WorkflowRecord:
