@@ -132,10 +132,11 @@ def _validated(kind: Kind, origin: Origin, raw: object, budget: ValueBudget, pro
 
 
 def _key_named(details: _Details) -> _Details:
-    """A key that is not a string (``5:`` in YAML) is an unknown field too, named as written."""
+    """A key that is not a string (``5:`` in YAML) is an unknown field too, named as written (its ``loc`` says 1 for
+    ``true``, and only the value of a :class:`~airflow_provider_analytics.definitions._model.Refused` one)."""
     if details["type"] != "invalid_key":
         return details
-    return {**details, "type": "extra_forbidden", "loc": (*details["loc"][:-1], str(details["loc"][-1]))}
+    return {**details, "type": "extra_forbidden", "loc": (*details["loc"][:-1], str(details["input"]))}
 
 
 def _check_unique_names(kind: Kind, origins: Sequence[Origin], problems: Problems) -> None:
@@ -180,7 +181,7 @@ def _field_path(loc: Sequence[int | str]) -> str:
 
 def _model_at(kind: Kind, loc: Sequence[int | str]) -> tuple[type[BaseModel], str]:
     """The model that holds the field at ``loc`` (its parent), and what a message calls it."""
-    if any(part == "layout" for part in loc[:1]) and len(loc) >= 2:
+    if tuple(loc[:1]) == ("layout",) and len(loc) >= 2:
         return PlacementDefinition, "layout item"
     return SCHEMAS[kind], LABELS[kind]
 

@@ -241,3 +241,22 @@ def test_a_path_is_shown_cut(tmp_path: Path) -> None:
     assert PASSWORD not in problem
     assert problem.endswith(": the glob matches no file; check the pattern")
     assert len(problem) < 300  # the path cut to 200 characters, and the sentence
+
+
+def test_a_field_whose_name_is_not_a_string_is_named_as_written(tmp_path: Path) -> None:
+    path = written(
+        tmp_path,
+        "keys.yaml",
+        "charts:\n  - {name: c, type: line, data_source: d, query: q, 190:20:30: x, true: y}\n"
+        "dashboards:\n  - {name: d, layout: [{chart: c, x: 0, y: 0, w: 1, h: 1, 5: z}]}\n",
+    )
+
+    fields = "the fields are name, type, data_source, query, options"
+    assert problems_of(path) == [
+        f"{path}: charts[0] 'c': '190:20:30' (line 2) is a YAML 1.1 sexagesimal (base 60) number; YAML 1.1 reads it"
+        " as a number in base 60, YAML 1.2 as text: quote it for text, or write the number: is not a known field of"
+        f" a chart; {fields}",
+        f"{path}: charts[0] 'c': True: is not a known field of a chart; {fields}",
+        f"{path}: dashboards[0] 'd': layout[0].5: is not a known field of a layout item; the fields are chart, x, y,"
+        " w, h",
+    ]
