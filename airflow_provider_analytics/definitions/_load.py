@@ -41,12 +41,11 @@ from airflow_provider_analytics.definitions._schemas import (
     ChartDefinition,
     DashboardDefinition,
     DataSourceDefinition,
-    NotJson,
     PlacementDefinition,
-    RepeatedTag,
     ValueBudget,
     WorkflowDefinition,
     out_of_range,
+    refusal,
     shown,
 )
 
@@ -195,15 +194,16 @@ def _field_names(model: type[BaseModel]) -> list[str]:
 
 def _problem(origin: Origin, kind: Kind, details: _Details) -> str:
     """One line for one pydantic error: where, and what to change; a text the file wrote is never shown."""
-    loc, error, value = details["loc"], details["type"], details["input"]
-    cause = (details.get("ctx") or {}).get("error")
-    if isinstance(cause, NotJson):  # a free-form value: the path goes on inside it
-        return f"{origin}: {cause.path}: {cause.problem}"
-    text = _what(kind, loc, error, value, cause)
+    loc = details["loc"]
+    own = refusal((details.get("ctx") or {}).get("error"))
+    if own is not None:  # in the definitions' own words; inside a free-form value, the path goes on inside it
+        path, problem = own
+        return f"{origin}: {path or _field_path(loc)}: {problem}"
+    text = _what(kind, loc, details["type"], details["input"])
     return f"{origin}: {_field_path(loc)}: {text}" if loc else f"{origin}: {text}"
 
 
-def _what(kind: Kind, loc: Sequence[int | str], error: str, value: Any, cause: object) -> str:
+def _what(kind: Kind, loc: Sequence[int | str], error: str, value: Any) -> str:
     field = loc[-1] if loc else None
     model, label = _model_at(kind, loc[:-1] if loc else loc)
     if error == "missing":
@@ -214,8 +214,6 @@ def _what(kind: Kind, loc: Sequence[int | str], error: str, value: Any, cause: o
     if error == "model_type":
         model, _ = _model_at(kind, loc)
         return f"must be a mapping with the fields {', '.join(_field_names(model))}, not {type_name(value)}"
-    if isinstance(cause, RepeatedTag):
-        return str(cause)
     if loc[:1] == ("tags",) and len(loc) == 2:
         return f"must be a non-empty string, got {shown(value)}"
     if field == "chart":

@@ -48,12 +48,11 @@ __all__ = [
     "ChartDefinition",
     "DashboardDefinition",
     "DataSourceDefinition",
-    "NotJson",
     "PlacementDefinition",
-    "RepeatedTag",
     "ValueBudget",
     "WorkflowDefinition",
     "out_of_range",
+    "refusal",
     "shown",
 ]
 
@@ -91,27 +90,26 @@ class ValueBudget:
         self.values = 0
 
 
-class NotJson(ValueError):
-    """A free-form value JSON cannot carry (pydantic reports it as a ``value_error``).
+class _Refusal(ValueError):
+    """A value the definitions refuse in their own words (pydantic reports it as a ``value_error``).
 
-    :param path: where the value is, from the field: ``configuration.steps[0]``.
     :param problem: what is wrong, and what to do.
+    :param path: where the value is inside a free-form field (``configuration.steps[0]``), or ``None`` for the
+        field pydantic names.
     """
 
-    def __init__(self, path: str, problem: str) -> None:
+    def __init__(self, problem: str, path: str | None = None) -> None:
         super().__init__(problem)
-        self.path = path
         self.problem = problem
+        self.path = path
 
 
-class RepeatedTag(ValueError):
-    """A tag listed a second time on one dashboard.
+def refusal(cause: object) -> tuple[str | None, str] | None:
+    """Where and what, when a pydantic error's cause is a refusal of the definitions' own; else ``None``.
 
-    :param tag: the tag.
+    :param cause: the ``error`` of a pydantic error's ``ctx``, if any.
     """
-
-    def __init__(self, tag: str) -> None:
-        super().__init__(f"{tag!r} is listed twice; keep one")
+    return (cause.path, cause.problem) if isinstance(cause, _Refusal) else None
 
 
 # Where a value is, as its parent's place and its own key or index: built in constant time per value, formatted
@@ -139,36 +137,35 @@ def _path(where: _Where) -> str:
 def _plain(value: Any, where: _Where, depth: int, budget: ValueBudget) -> Any:
     budget.values += 1
     if budget.values > MAX_VALUES:
-        raise NotJson(
-            _path(where), f"the definitions hold over {MAX_VALUES:,} values (YAML aliases expanding?); split them"
-        )
+        problem = f"the definitions hold over {MAX_VALUES:,} values (YAML aliases expanding?); split them"
+        raise _Refusal(problem, _path(where))
     if depth > MAX_DEPTH:
-        raise NotJson(_path(where), f"nests more than {MAX_DEPTH} levels deep")
+        raise _Refusal(f"nests more than {MAX_DEPTH} levels deep", _path(where))
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
         if abs(value) > MAX_INTEGER:
-            raise NotJson(_path(where), out_of_range(value))
+            raise _Refusal(out_of_range(value), _path(where))
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise NotJson(_path(where), f"is {value}, which JSON cannot carry")
+            raise _Refusal(f"is {value}, which JSON cannot carry", _path(where))
         return value
     if isinstance(value, Mapping):
         plain: dict[str, Any] = {}
         for key, item in value.items():
             if isinstance(key, Refused):
-                raise NotJson(_path(where), f"has the key {key}")
+                raise _Refusal(f"has the key {key}", _path(where))
             if not isinstance(key, str):
-                raise NotJson(_path(where), f"has the key {key!r} ({type_name(key)}); keys must be strings: quote it")
+                raise _Refusal(f"has the key {key!r} ({type_name(key)}); keys must be strings: quote it", _path(where))
             plain[key] = _plain(item, (where, key), depth + 1, budget)
         return plain
     if isinstance(value, (list, tuple)):
         return [_plain(item, (where, index), depth + 1, budget) for index, item in enumerate(value)]
     if isinstance(value, Refused):
-        raise NotJson(_path(where), str(value))
+        raise _Refusal(str(value), _path(where))
     hint = "; quote it to send it as text" if isinstance(value, (datetime.date, datetime.time)) else ""
-    raise NotJson(_path(where), f"is a {type(value).__name__}, which JSON cannot carry{hint}")
+    raise _Refusal(f"is a {type(value).__name__}, which JSON cannot carry{hint}", _path(where))
 
 
 class _AsWritten(StrictBody):
@@ -214,7 +211,7 @@ class PlacementDefinition(_AsWritten, ChartPlacement):
 
 def _not_repeated(value: Any) -> Any:
     if isinstance(value, _Repeated):
-        raise RepeatedTag(value.tag)
+        raise _Refusal(f"{value.tag!r} is listed twice; keep one")
     return value
 
 

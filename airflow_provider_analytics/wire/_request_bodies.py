@@ -19,7 +19,6 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
     "MAX_INTEGER",
-    "BlankText",
     "ChartPlacement",
     "ChartTypeName",
     "ConnectDataSourceBody",
@@ -37,7 +36,7 @@ __all__ = [
 MAX_INTEGER = 2**53 - 1
 
 
-class BlankText(ValueError):
+class _BlankText(ValueError):
     """A text with nothing in it besides white space (pydantic reports it as a ``value_error``)."""
 
     def __init__(self) -> None:
@@ -46,7 +45,7 @@ class BlankText(ValueError):
 
 def _not_blank(value: str) -> str:
     if not value.strip():
-        raise BlankText
+        raise _BlankText
     return value
 
 
