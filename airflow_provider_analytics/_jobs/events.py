@@ -3,8 +3,9 @@
 Every poll trigger builds its event with :func:`wait_event`; every task that deferred to one (the job
 operators, the download operator, the sensor) reads it back only through :func:`checked_event`, and
 reports failed work with :func:`failure_message`. It sits beside the descriptions of the work
-(``_jobs/<kind>.py``), below both the operators and the triggers, and imports no trigger machinery, so
-operator modules can use it at DAG parse time for free.
+(``_jobs/<kind>.py``), below both the operators and the triggers, and imports neither: the error its check
+raises, :class:`UnexpectedEventError`, is defined here and re-exported by ``operators/errors.py`` (its public
+home), so the triggerer never loads an operators module.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from airflow_provider_analytics._jobs.base import JobKind
+from airflow.providers.common.compat.sdk import AirflowException
 
-# The check's failure is a task's: its one public home is with the other task failures.
-from airflow_provider_analytics.operators.errors import UnexpectedEventError
-from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsError, clean_text
+from airflow_provider_analytics._jobs.base import JobKind
+from airflow_provider_analytics.wire.errors import ApiErrorFields, clean_text
 
 # success/failure: the platform says the work is over; timeout: the deadline passed (resource is the last
 # state seen); error: a permanent API error (401, 404, a malformed answer) ended the wait.
@@ -25,10 +25,8 @@ EVENT_STATUSES: frozenset[str] = frozenset({"success", "failure", "timeout", "er
 
 __all__ = [
     "EVENT_STATUSES",
-    "ApiErrorFields",
     "EventStatus",
     "WaitEvent",
-    "api_error_fields",
     "checked_event",
     "failure_message",
     "from_earlier_try",
@@ -37,17 +35,13 @@ __all__ = [
 ]
 
 
-class ApiErrorFields(TypedDict):
-    """What an ``error`` event says of the API error that ended the wait (each ``None`` when not known).
+class UnexpectedEventError(AirflowException):
+    """A task was resumed with something that is not the event of the wait it deferred to."""
 
-    :param status: the HTTP status (``None`` when no answer came: a connection failure).
-    :param error_type: the platform's error ``type``.
-    :param request_id: the failed request's ``X-Request-Id``.
-    """
 
-    status: int | None
-    error_type: str | None
-    request_id: str | None
+# The contract owns the error its check raises; users catch it from its one public home, with the other task
+# failures (operators/errors.py re-exports it), and that is the name tracebacks and pickles give it too.
+UnexpectedEventError.__module__ = "airflow_provider_analytics.operators.errors"
 
 
 class WaitEvent(TypedDict):
@@ -90,7 +84,8 @@ def wait_event(
     :param resource: the last state fetched, if any.
     :param message: one line for the task log.
     :param try_number: the task try that deferred, if the trigger was told.
-    :param api_error: for an ``error`` event, :func:`api_error_fields` of the error that ended the wait.
+    :param api_error: for an ``error`` event, the fields of the error that ended the wait
+        (``wire.errors.api_error_fields``).
     """
     event: WaitEvent = {
         "status": status,
@@ -104,17 +99,6 @@ def wait_event(
     if api_error is not None:
         event["api_error"] = api_error
     return event
-
-
-def api_error_fields(error: AnalyticsError) -> ApiErrorFields:
-    """The status, error type and request id of a client error, as JSON values an event can carry.
-
-    :param error: the error a poll raised.
-    """
-    if isinstance(error, AnalyticsAPIError):
-        return {"status": error.status, "error_type": error.error_type, "request_id": error.request_id}
-    request_id = getattr(error, "request_id", None)  # an unexpected answer has one; a failed connection none
-    return {"status": None, "error_type": None, "request_id": request_id if isinstance(request_id, str) else None}
 
 
 def try_number_of(context: Mapping[str, Any]) -> int | None:

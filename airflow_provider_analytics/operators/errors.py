@@ -9,8 +9,9 @@
 
 Each is an ``AirflowException``, so Airflow retries the task as for any other failure, unless a retry cannot
 change the answer: :func:`why_final` says when, and the operators then raise :class:`FinalFailure` (an
-``AirflowFailException``: the task fails without using its retries) in its place. The operators and the
-sensor import this module at DAG parse time, so it imports the client's errors only where it reads them.
+``AirflowFailException``: the task fails without using its retries) in its place. A task imports this module
+when it runs, not at DAG parse time. :class:`UnexpectedEventError` is the event contract's own error
+(``_jobs/events.py``, below the operators and the triggers), exported from here with the other task failures.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException
+
+from airflow_provider_analytics._jobs.events import UnexpectedEventError
+from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsInputError, api_error_fields
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
@@ -76,8 +80,6 @@ class RemoteWaitError(AirflowException):
         :param what: how the work is named (``execution e1 of workflow w1``).
         :param error: the error a poll raised.
         """
-        from airflow_provider_analytics._jobs.events import api_error_fields  # it imports this module
-
         return cls(f"polling {what} failed: {error}", **api_error_fields(error))
 
     @classmethod
@@ -96,10 +98,6 @@ class RemoteWaitError(AirflowException):
             error_type=error_type if isinstance(error_type, str) else None,
             request_id=request_id if isinstance(request_id, str) else None,
         )
-
-
-class UnexpectedEventError(AirflowException):
-    """A task was resumed with something that is not the event of the wait it deferred to."""
 
 
 class RequestChangedBetweenTries(AirflowException):
@@ -155,8 +153,6 @@ def why_final(error: BaseException, *, failed_work_is_final: bool = False) -> st
     :param failed_work_is_final: the task waits for work it did not start (a download of a report), so work
         that ended in failure stays failed for every retry.
     """
-    from airflow_provider_analytics.wire.errors import AnalyticsAPIError, AnalyticsInputError
-
     if isinstance(error, FinalFailure):
         return None
     if isinstance(error, AnalyticsInputError):

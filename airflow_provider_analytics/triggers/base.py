@@ -16,14 +16,14 @@ from typing import Any, ClassVar
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_analytics._jobs.base import JobKind, RemoteJob
-from airflow_provider_analytics._jobs.events import ApiErrorFields, EventStatus, api_error_fields, wait_event
+from airflow_provider_analytics._jobs.events import EventStatus, wait_event
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.triggers._polling import PlatformPoller
 from airflow_provider_analytics.wire._contract import MIN_POLL_INTERVAL
 from airflow_provider_analytics.wire._deadline import call_deadline
 from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS as TRANSIENT_ERRORS  # 1.0.0 listed it here
-from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
+from airflow_provider_analytics.wire.errors import AnalyticsError, ApiErrorFields, ConflictError, api_error_fields
 
 # How long a kill may spend cancelling the remote work before it gives up (and logs that it did).
 ON_KILL_SECONDS = 30.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from airflow_provider_analytics.wire._redaction import scrub_text
 
@@ -281,3 +281,30 @@ def clean_text(value: object, limit: int = MAX_TEXT) -> str:
     """
     text = scrub_text(_CONTROL.sub(" ", value if isinstance(value, str) else str(value)))
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+class ApiErrorFields(TypedDict):
+    """What a wait's ``error`` event says of the client error that ended it (each ``None`` when not known).
+
+    Kept here, with the errors it is read from, so that the event contract (``_jobs/events.py``) and the task
+    failures (``operators/errors.py``) both read it from below them.
+
+    :param status: the HTTP status (``None`` when no answer came: a connection failure).
+    :param error_type: the platform's error ``type``.
+    :param request_id: the failed request's ``X-Request-Id``.
+    """
+
+    status: int | None
+    error_type: str | None
+    request_id: str | None
+
+
+def api_error_fields(error: AnalyticsError) -> ApiErrorFields:
+    """The status, error type and request id of a client error, as JSON values an event can carry.
+
+    :param error: the error a poll raised.
+    """
+    if isinstance(error, AnalyticsAPIError):
+        return {"status": error.status, "error_type": error.error_type, "request_id": error.request_id}
+    request_id = getattr(error, "request_id", None)  # an unexpected answer has one; a failed connection none
+    return {"status": None, "error_type": None, "request_id": request_id if isinstance(request_id, str) else None}
