@@ -15,7 +15,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from airflow_provider_analytics.connection._notes import (
@@ -25,6 +25,7 @@ from airflow_provider_analytics.connection._notes import (
     warn_once,
     without_bearer_prefix,
 )
+from airflow_provider_analytics.connection._protocol import ConnectionLike
 from airflow_provider_analytics.wire._tls import tls_context
 from airflow_provider_analytics.wire.config import (
     DEFAULT_MAX_DOWNLOAD_BYTES,
@@ -40,24 +41,6 @@ from airflow_provider_analytics.wire.retry import MAX_RETRIES_LIMIT, RetryPolicy
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 _HOST_NAME = re.compile(r"[\w.-]+")  # a DNS name (IDNA letters too) or an IPv4 address
-
-
-class ConnectionLike(Protocol):
-    """The parts of an Airflow ``Connection`` read here (read-only, so a ``Connection`` whose ``conn_id`` is a
-    plain ``str`` matches too)."""
-
-    @property
-    def conn_id(self) -> str | None: ...
-    @property
-    def host(self) -> str | None: ...
-    @property
-    def port(self) -> int | None: ...
-    @property
-    def schema(self) -> str | None: ...
-    @property
-    def password(self) -> str | None: ...
-    @property
-    def extra_dejson(self) -> dict[str, Any]: ...
 
 
 def _bad(conn: ConnectionLike, field: str, problem: str) -> AnalyticsInputError:

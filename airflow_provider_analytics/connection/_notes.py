@@ -20,7 +20,7 @@ from airflow_provider_analytics.connection._form import connection_type_info
 from airflow_provider_analytics.wire._redaction import remember_secret, scrub_text
 
 if TYPE_CHECKING:
-    from airflow_provider_analytics.connection._config import ConnectionLike
+    from airflow_provider_analytics.connection._protocol import ConnectionLike
 
 _USERINFO = re.compile(r"[^\s/'\"@]+@")
 # "Bearer abc..." copied whole from a curl line or an Authorization header: the client adds the scheme itself.
