@@ -1,9 +1,9 @@
 """What a description of remote work says; the kinds are in the sibling modules, one per kind of work.
 
 A :class:`RemoteJob` names one piece of platform work by its ids and knows everything about waiting for it:
-the request that reads it, the verdict on what that read, the request that stops it, the words for it and the
-trigger that waits for it. A :class:`StartableJob` is work a task starts itself, and adds how it is started,
-what of it a retry keeps (``task_state_store``, XCom) and where it is in the platform's UI.
+the request that reads it, the verdict on what that read, the request that stops it and the words for it. A
+:class:`StartableJob` is work a task starts itself, and adds how it is started, what of it a retry keeps
+(``task_state_store``, XCom) and where it is in the platform's UI.
 
 A description knows no client: :meth:`RemoteJob.fetch` and :meth:`RemoteJob.cancel` build
 :class:`~airflow_provider_analytics.wire._calls.Call` objects that either client sends, so the worker's loop, the
@@ -11,10 +11,10 @@ sensor's poke and the trigger's loop send the very same requests. A fetch's answ
 question inside the call (:meth:`RemoteJob.checked`): an answer about another object is the client's
 ``AnswerMismatchError``, raised where every other malformed answer is, so no wait can take it for progress.
 
-Operator modules name their kind at DAG parse time, so a description is cheap to define: it imports nothing
-heavy, and it is a plain class with ``__slots__`` rather than a dataclass (a frozen dataclass costs about a
-millisecond to define, paid at every parse of every DAG file). A description is a value: equal, hashed and
-shown by its :attr:`~RemoteJob.target`, and read-only once made.
+A description is imported when a task runs (through the operators' one seam, ``operators/_runtime.py``) or a
+trigger starts, never at DAG parse time, so it imports the wire modules it uses at module level. It names no
+trigger: the trigger imports it (``triggers/<thing>.py``), and the operator that defers names both. A
+description is a value: equal, hashed and shown by its :attr:`~RemoteJob.target`, and read-only once made.
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypeVar
 
+from airflow_provider_analytics.wire._calls import Call
+from airflow_provider_analytics.wire.errors import AnswerMismatchError, clean_text
+
 if TYPE_CHECKING:
     from airflow_provider_analytics.hooks.analytics import AnalyticsHook
-    from airflow_provider_analytics.wire._calls import Call
     from airflow_provider_analytics.wire._outcomes import Outcome
 
 # The kind of work: an event's ``kind``, and the purpose in a start's Idempotency-Key (so never renamed).
@@ -46,7 +48,6 @@ def check_answer_ids(resource: Mapping[str, Any], asked: Mapping[str, str], what
     """
     if all(resource.get(field) == value for field, value in asked.items()):
         return
-    from airflow_provider_analytics.wire.errors import AnswerMismatchError, clean_text
 
     answered = ", ".join(
         f"{field} {clean_text(repr(resource.get(field)), 80)}" if field in resource else f"no {field}"
@@ -65,9 +66,6 @@ class RemoteJob(ABC):
     __slots__ = ()
 
     kind: ClassVar[JobKind]
-    # The trigger that waits for this kind of work, as a class path: imported only when a task defers, and
-    # stored with every deferred task, so it never changes.
-    trigger_path: ClassVar[str]
     # How a status reads after the work's name where "is <status>" is not English ("succeeded", not "is
     # succeeded"); a status not listed reads "is <status>" ("is running"), one the contract does not know too.
     status_phrases: ClassVar[Mapping[str, str]] = {}
@@ -99,7 +97,6 @@ class RemoteJob(ABC):
 
         :param call: a request that reads this work.
         """
-        from airflow_provider_analytics.wire._calls import Call  # on first use: not at DAG parse time
 
         def parse(body: Any) -> Answer:
             resource = call.parse(body)
@@ -157,8 +154,6 @@ class RemoteJob(ABC):
 
         :param resource: the state :meth:`fetch` read.
         """
-        from airflow_provider_analytics.wire.errors import clean_text  # on first use: not at DAG parse time
-
         # A status the contract does not know is platform text: folded and capped before it reaches a message.
         status = clean_text(resource.get("status", "unknown"), 200)
         return f"{self.describe()} {self.status_phrases.get(status, f'is {status}')}"

@@ -6,6 +6,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics._jobs.base import StartableJob
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._ids import validate_id
+from airflow_provider_analytics.wire._names import resolve_name
+from airflow_provider_analytics.wire._outcomes import execution_outcome
+from airflow_provider_analytics.wire.errors import AnswerMismatchError, clean_text
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.hooks.analytics import AnalyticsHook
@@ -23,7 +28,6 @@ class ExecutionJob(StartableJob):
 
     kind = "execution"
     noun = "execution"
-    trigger_path = "airflow_provider_analytics.triggers.executions.ExecutionTrigger"
     xcom_key = "execution_id"
     lineage_operation = "execute_workflow"
     start_arguments = ("workflow_id", "inputs")
@@ -49,13 +53,11 @@ class ExecutionJob(StartableJob):
 
     @classmethod
     def validate(cls, *, workflow_id: Any, inputs: Any = None) -> None:  # type: ignore[override]
-        from airflow_provider_analytics.wire._ids import validate_id
 
         validate_id(workflow_id, "workflow_id")
 
     @classmethod
     def resolve_names(cls, hook: AnalyticsHook, *, workflow_name: Any = None) -> dict[str, Any]:  # type: ignore[override]
-        from airflow_provider_analytics.wire._names import resolve_name
 
         if workflow_name is None:
             return {}
@@ -71,8 +73,6 @@ class ExecutionJob(StartableJob):
     def from_answer(cls, resource: Mapping[str, Any], *, workflow_id: str, **arguments: Any) -> ExecutionJob:  # type: ignore[override]
         if resource.get("workflow_id", workflow_id) != workflow_id:
             # The start of another workflow's execution: waiting on it would report that workflow's fate as ours.
-            from airflow_provider_analytics.wire.errors import AnswerMismatchError, clean_text
-
             raise AnswerMismatchError(
                 f"asked to execute workflow {workflow_id!r}, the platform answered with execution "
                 f"{clean_text(repr(resource.get('id')), 80)} of workflow "
@@ -100,8 +100,6 @@ class ExecutionJob(StartableJob):
     # Reading, judging, stopping -------------------------------------------------------------------------
 
     def fetch(self) -> Call[Execution]:
-        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
-
         return self.checked(endpoints.get_execution(self.workflow_id, self.execution_id))
 
     @property
@@ -110,13 +108,9 @@ class ExecutionJob(StartableJob):
 
     @classmethod
     def verdict(cls, status: object) -> Outcome | None:
-        from airflow_provider_analytics.wire._outcomes import execution_outcome
-
         return execution_outcome({"status": status})
 
     def cancel(self) -> Call[Execution]:
-        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
-
         return endpoints.cancel_execution(self.workflow_id, self.execution_id)
 
     def describe(self) -> str:

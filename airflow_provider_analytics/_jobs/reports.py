@@ -6,6 +6,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics._jobs.base import StartableJob
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._names import ids_for_names
+from airflow_provider_analytics.wire._outcomes import report_outcome
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.hooks.analytics import AnalyticsHook
@@ -22,7 +26,6 @@ class ReportJob(StartableJob):
 
     kind = "report"
     noun = "report"
-    trigger_path = "airflow_provider_analytics.triggers.reports.ReportTrigger"
     xcom_key = "report_id"
     lineage_operation = "generate_report"
     start_arguments = ("dashboard_ids", "format", "name", "parameters")
@@ -49,15 +52,11 @@ class ReportJob(StartableJob):
     def validate(  # type: ignore[override]
         cls, *, dashboard_ids: Any, format: Any, name: Any = None, parameters: Any = None
     ) -> None:
-        from airflow_provider_analytics.wire import _endpoints as endpoints  # when the task runs, not at parse time
-
         # Building the request checks ids, format and the dashboard list without sending anything.
         endpoints.generate_report(dashboard_ids, format, name, parameters)
 
     @classmethod
     def resolve_names(cls, hook: AnalyticsHook, *, dashboard_names: Any = None) -> dict[str, Any]:  # type: ignore[override]
-        from airflow_provider_analytics.wire._names import ids_for_names
-        from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
         if dashboard_names is None:
             return {}
@@ -101,8 +100,6 @@ class ReportJob(StartableJob):
     # Reading, judging, stopping -------------------------------------------------------------------------
 
     def fetch(self) -> Call[Report]:
-        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
-
         return self.checked(endpoints.get_report(self.report_id))
 
     @property
@@ -111,13 +108,9 @@ class ReportJob(StartableJob):
 
     @classmethod
     def verdict(cls, status: object) -> Outcome | None:
-        from airflow_provider_analytics.wire._outcomes import report_outcome
-
         return report_outcome({"status": status})
 
     def cancel(self) -> Call[Report]:
-        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
-
         return endpoints.cancel_report(self.report_id)
 
     def describe(self) -> str:

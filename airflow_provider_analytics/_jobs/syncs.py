@@ -10,6 +10,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics._jobs.base import RemoteJob
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._outcomes import sync_outcome
+from airflow_provider_analytics.wire._times import parse_time
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, clean_text
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.wire._calls import Call
@@ -34,7 +38,6 @@ class SyncJob(RemoteJob):
     """
 
     kind = "sync"
-    trigger_path = "airflow_provider_analytics.triggers.data_sources.DataSourceSyncTrigger"
     __slots__ = ("data_source_id", "fail_on_sync_failure", "synced_after", "threshold")
     data_source_id: str
     synced_after: str
@@ -42,9 +45,6 @@ class SyncJob(RemoteJob):
     threshold: datetime  # synced_after, parsed (not part of the target: the same time in other words)
 
     def __init__(self, data_source_id: str, synced_after: str, fail_on_sync_failure: bool = True) -> None:
-        from airflow_provider_analytics.wire._times import parse_time
-        from airflow_provider_analytics.wire.errors import AnalyticsInputError
-
         threshold = parse_time(synced_after)
         if threshold is None:
             raise AnalyticsInputError(f"synced_after must be an ISO 8601 time with an offset, got {synced_after!r}")
@@ -72,8 +72,6 @@ class SyncJob(RemoteJob):
         )
 
     def fetch(self) -> Call[SyncState]:
-        from airflow_provider_analytics.wire import _endpoints as endpoints  # on first use: not at DAG parse time
-
         return self.checked(endpoints.get_sync_status(self.data_source_id))
 
     @property
@@ -81,8 +79,6 @@ class SyncJob(RemoteJob):
         return {"data_source_id": self.data_source_id}
 
     def outcome(self, resource: Mapping[str, Any]) -> Outcome | None:
-        from airflow_provider_analytics.wire._outcomes import sync_outcome
-
         return sync_outcome(resource, self.threshold, self.fail_on_sync_failure)
 
     def describe(self) -> str:
@@ -91,8 +87,6 @@ class SyncJob(RemoteJob):
     def state_of(self, resource: Mapping[str, Any]) -> str:
         # Freshness decides, so the clause says when the data last synced: a status alone ("synced") would
         # read as done while the data is older than ``synced_after``.
-        from airflow_provider_analytics.wire.errors import clean_text  # on first use: not at DAG parse time
-
         source = f"data source {self.data_source_id}"
         # Platform text (times, a status the contract does not know): folded and capped before it reaches a message.
         last_synced = None if resource.get("last_synced_at") is None else clean_text(resource["last_synced_at"], 200)

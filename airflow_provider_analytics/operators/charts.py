@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
@@ -64,9 +65,7 @@ class CreateChartOperator(AnalyticsBaseOperator):
 
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
-        from airflow_provider_analytics.wire._ids import validate_id  # when the task runs, not at parse time
-
-        validate_id(self.data_source_id, "data_source_id")
+        operators._runtime.validate_id(self.data_source_id, "data_source_id")
         check_templated(self.options, "options")
         if self.reuse_existing:
             for chart in self.hook.list_charts():
@@ -89,9 +88,7 @@ class CreateChartOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage._safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "create_chart")
+        return operators._runtime.lineage_for(self, task_instance, "create_chart")
 
 
 class GetChartDataOperator(AnalyticsBaseOperator):
@@ -136,40 +133,36 @@ class GetChartDataOperator(AnalyticsBaseOperator):
 
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
-        from airflow_provider_analytics.wire._ids import validate_id, validate_page_size
-        from airflow_provider_analytics.wire._progress import TransferProgress
-        from airflow_provider_analytics.wire.errors import AnalyticsInputError
-
-        validate_id(self.chart_id, "chart_id")
-        validate_page_size(self.page_size)
+        operators._runtime.validate_id(self.chart_id, "chart_id")
+        operators._runtime.validate_page_size(self.page_size)
         if self.file_format not in FILE_FORMATS:
-            raise AnalyticsInputError(f"file_format must be one of {', '.join(FILE_FORMATS)}, got {self.file_format!r}")
+            raise operators._runtime.AnalyticsInputError(
+                f"file_format must be one of {', '.join(FILE_FORMATS)}, got {self.file_format!r}"
+            )
         if not self.destination:
             return self._to_xcom()
         # Imported when a file is written, not when a DAG file is parsed.
-        from airflow_provider_analytics.destinations._atomic import write_atomically
-        from airflow_provider_analytics.destinations._target import Destination, refuse_existing
 
-        where = Destination.parse(self.destination)
+        where = operators._runtime.Destination.parse(self.destination)
         if where.is_folder:
-            raise AnalyticsInputError(f"destination must name a file, got the folder {self.destination!r}")
-        refuse_existing(where.path, self.overwrite)
+            raise operators._runtime.AnalyticsInputError(
+                f"destination must name a file, got the folder {self.destination!r}"
+            )
+        operators._runtime.refuse_existing(where.path, self.overwrite)
         rows = self.hook.iter_chart_data(self.chart_id, self.page_size)
-        progress = TransferProgress(
+        progress = operators._runtime.TransferProgress(
             f"chart {self.chart_id} to {where.path}", "rows", log=self.log, interval=self.progress_interval
         )
-        count = write_atomically(where.path, lambda out: self._write(rows, out, progress))
+        count = operators._runtime.write_atomically(where.path, lambda out: self._write(rows, out, progress))
         self.log.info("Wrote %d rows of chart %s to %s", count, self.chart_id, where.path)
         return {"uri": str(where.path), "rows": count, "columns": rows.columns or [], "format": self.file_format}
 
     def _to_xcom(self) -> dict[str, Any]:
-        from airflow_provider_analytics.wire.errors import AnalyticsInputError
-
         rows = self.hook.iter_chart_data(self.chart_id, self.page_size)
         collected: list[list[Any]] = []
         for row in rows:
             if len(collected) >= self.max_xcom_rows:
-                raise AnalyticsInputError(
+                raise operators._runtime.AnalyticsInputError(
                     f"chart {self.chart_id} has more than max_xcom_rows={self.max_xcom_rows} rows: give a "
                     "destination to write them to a file instead of XCom"
                 )
@@ -203,6 +196,4 @@ class GetChartDataOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage._safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "get_chart_data")
+        return operators._runtime.lineage_for(self, task_instance, "get_chart_data")

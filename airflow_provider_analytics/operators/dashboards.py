@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
@@ -56,9 +57,7 @@ class _DashboardOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage._safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "dashboard")
+        return operators._runtime.lineage_for(self, task_instance, "dashboard")
 
 
 class CreateDashboardOperator(_DashboardOperator):
@@ -83,16 +82,16 @@ class CreateDashboardOperator(_DashboardOperator):
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
         self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
-        from airflow_provider_analytics.wire import _endpoints as endpoints  # when the task runs, not at parse time
-        from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
         self._check_templated()
-        endpoints.create_dashboard(self.name, self.description, self.tags, self.layout)  # validates, sends nothing
+        operators._runtime.endpoints.create_dashboard(
+            self.name, self.description, self.tags, self.layout
+        )  # validates, sends nothing
         if self.update_existing:
             same_name = [item for item in self.hook.list_dashboards() if item.get("name") == self.name]
             if len(same_name) > 1:
                 ids = ", ".join(str(item.get("id")) for item in same_name)
-                raise AnalyticsInputError(
+                raise operators._runtime.AnalyticsInputError(
                     f"{len(same_name)} dashboards are named {self.name!r} ({ids}): use UpdateDashboardOperator "
                     "with the dashboard_id to update one of them"
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
@@ -53,6 +54,4 @@ class ConnectDataSourceOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage._safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "connect_data_source")
+        return operators._runtime.lineage_for(self, task_instance, "connect_data_source")

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.operators._common import AnalyticsBaseOperator, task_instance_key, task_step
 
 if TYPE_CHECKING:
@@ -88,10 +89,11 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
         """
         if not plan.blocked:
             return
-        from airflow_provider_analytics.definitions._model import LABELS
-        from airflow_provider_analytics.definitions._problems import one_line
 
-        named = ", ".join(f"{LABELS[change.kind]} {one_line(change.name)!r}" for change in plan.blocked)
+        named = ", ".join(
+            f"{operators._runtime.LABELS[change.kind]} {operators._runtime.one_line(change.name)!r}"
+            for change in plan.blocked
+        )
         self.log.warning(
             "%d object(s) of the plan cannot be applied: %s. They differ from the platform's and the API has no "
             "update for them, so an apply of this plan is refused before any write; the plan's table says what "
@@ -115,6 +117,4 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage._safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "apply_definitions")
+        return operators._runtime.lineage_for(self, task_instance, "apply_definitions")

@@ -16,19 +16,22 @@ between the start and storing the id gets the same work back on its retry.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.providers.common.compat.sdk import ResumableJobMixin
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.operators._common import (
     DEFAULT_DEFERRABLE,
     check_templated,
     task_instance_key,
     task_step,
 )
-from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, TaskTry, described, started_over
+from airflow_provider_analytics.operators.links import AnalyticsLink
+from airflow_provider_analytics.operators.waiting import RemoteWaitOperator, TaskTry, started_over
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -55,9 +58,9 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
     """
 
     @property
+    @abstractmethod
     def job(self) -> type[StartableJob]:
-        """The description of the work this task starts (``job_path``)."""
-        return cast("type[StartableJob]", described(self.job_path))
+        """The description of the work this task starts (``_jobs/<kind>.py``), from the runtime seam."""
 
     def __init__(
         self,
@@ -166,16 +169,14 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def _start(self, context: Context, previous: Any) -> Mapping[str, Any]:
         """Start (or, within 24 hours of the first use of its key, replay) the link after ``previous``."""
-        from airflow_provider_analytics.operators import errors
-        from airflow_provider_analytics.wire.errors import ConflictError
 
         key = task_instance_key(context, self.job.kind, previous)
         try:
             return self.job.start(self.hook, key, **self.start_arguments())
-        except ConflictError as exc:
+        except operators._runtime.ConflictError as exc:
             # The platform keeps the first request of a key; a repeat with another body gets 409. A retry
             # repeats the first try's key, so its request (inputs, parameters) rendered differently.
-            raise errors.RequestChangedBetweenTries(
+            raise operators._runtime.RequestChangedBetweenTries(
                 f"the platform refused to start the {self.job.noun} with Idempotency-Key {key}, which an earlier "
                 f"try of this task instance already used with another request ({exc}); a retry must send the "
                 "same request to find that try's work again: render nothing that changes between tries",
@@ -239,18 +240,14 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage._safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, self.job.lineage_operation)
+        return operators._runtime.lineage_for(self, task_instance, self.job.lineage_operation)
 
     def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
         """OpenLineage for a failed run: the work's ids, status and error (docs/lineage.md).
 
         :param task_instance: the failed task instance.
         """
-        from airflow_provider_analytics.lineage._safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, self.job.lineage_operation, failed=True)
+        return operators._runtime.lineage_for(self, task_instance, self.job.lineage_operation, failed=True)
 
     def on_kill(self) -> None:
         task_try = self._try
@@ -279,13 +276,12 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def _publish_once(self, context: Context, work: StartableJob) -> None:
         """Push the work's id and link (the start and the wait each get the id: push once), keep it for lineage."""
-        from airflow_provider_analytics.lineage._recording import STARTED, keep
-        from airflow_provider_analytics.operators.links import AnalyticsLink
-
         task_try = self._current_try()
         if task_try.published == work:
             return
-        keep(self, STARTED, work.external_id)  # for lineage, before publishing: a failed push must not lose it
+        operators._runtime.keep(
+            self, operators._runtime.STARTED, work.external_id
+        )  # for lineage, before publishing: a failed push must not lose it
         context["ti"].xcom_push(key=self.job.xcom_key, value=work.xcom_value)
         for link in self.operator_extra_links:  # the work's page in the platform UI
             if isinstance(link, AnalyticsLink):
@@ -302,10 +298,8 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
         return dict(resource)
 
     def failed(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
-        from airflow_provider_analytics.operators import errors
-
         if self._try is not None and self._try.killed:
-            raise errors.RemoteJobFailed(
+            raise operators._runtime.RemoteJobFailed(
                 f"the task was killed; {work.describe()} was cancelled"
                 if self.cancel_on_kill
                 else f"the task was killed; {work.state_of(resource)} (cancel_on_kill is off)"
@@ -314,22 +308,18 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
 
     def give_up(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
         """Cancel the work (with ``cancel_on_kill``), then fail the task for its timeout."""
-        from airflow_provider_analytics.operators import errors
-
         cancelled = self.cancel_on_kill and self._cancel_quietly(work)
-        raise errors.RemoteJobTimeout(self.timeout_message(work, resource, cancelled=cancelled))
+        raise operators._runtime.RemoteJobTimeout(self.timeout_message(work, resource, cancelled=cancelled))
 
     def _cancel_quietly(self, work: RemoteJob) -> bool:
-        from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
-
         cancel = work.cancel()
         if cancel is None:
             return False
         try:
             self.hook.call(cancel)
-        except ConflictError:
+        except operators._runtime.ConflictError:
             return False  # it finished meanwhile: nothing to cancel
-        except AnalyticsError as exc:
+        except operators._runtime.AnalyticsError as exc:
             self.log.warning("Could not cancel %s: %s", work.describe(), exc)
             return False
         return True

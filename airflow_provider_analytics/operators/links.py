@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.providers.common.compat.sdk import BaseOperatorLink
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
+
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
@@ -34,21 +36,17 @@ class AnalyticsLink(BaseOperatorLink):
         :param operator: the task (live in the task's process; deserialized in the UI).
         :param ti_key: the task instance (key) Airflow asks for.
         """
-        from airflow_provider_analytics.version_compat import link_url, link_xcom_key  # not at DAG parse time
-
-        key = link_xcom_key(self)
+        key = operators._runtime.link_xcom_key(self)
         pushed = getattr(operator, "pushed_links", None)
         if isinstance(pushed, Mapping):
             return str(pushed.get(key) or "")
-        return link_url(ti_key, key)
+        return operators._runtime.link_url(ti_key, key)
 
     @classmethod
     def persist(cls, context: Context, url: str | None) -> None:
         """Push ``url`` so the UI shows the link (nothing when the connection has no ``ui_url``)."""
-        from airflow_provider_analytics.version_compat import link_xcom_key
-
         if url:
-            context["ti"].xcom_push(key=link_xcom_key(cls()), value=url)
+            context["ti"].xcom_push(key=operators._runtime.link_xcom_key(cls()), value=url)
 
 
 class ExecutionLink(AnalyticsLink):

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.operators._common import DEFAULT_DEFERRABLE, task_step
 from airflow_provider_analytics.operators.jobs import RemoteJobOperator
 from airflow_provider_analytics.operators.links import ReportLink
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
     from airflow_provider_analytics._jobs.base import RemoteJob
+    from airflow_provider_analytics._jobs.reports import ReportJob
 
 __all__ = ["DownloadReportOperator", "GenerateReportOperator"]
 
@@ -42,13 +44,17 @@ class GenerateReportOperator(RemoteJobOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    job_path = "airflow_provider_analytics._jobs.reports:ReportJob"
     # Where Airflow 3.3's task_state_store keeps the report: later tries read it back, so it never changes.
     external_id_key = "analytics_report"
     template_fields = ("dashboard_ids", "dashboard_names", "format", "name", "parameters")
     template_fields_renderers = {"parameters": "json"}
     operator_extra_links = (ReportLink(),)
     ui_color = "#fef3e8"
+
+    @property
+    def job(self) -> type[ReportJob]:
+        """A report (``_jobs/reports.py``)."""
+        return operators._runtime.ReportJob
 
     def __init__(
         self,
@@ -61,9 +67,7 @@ class GenerateReportOperator(RemoteJobOperator):
         **kwargs: Any,
     ) -> None:
         if (dashboard_ids is None) == (dashboard_names is None):
-            from airflow_provider_analytics.wire._names import one_of
-
-            one_of(dashboard_ids, dashboard_names, "dashboard_ids", "dashboard_names")
+            operators._runtime.one_of(dashboard_ids, dashboard_names, "dashboard_ids", "dashboard_names")
         super().__init__(**kwargs)
         self.dashboard_ids = dashboard_ids
         self.dashboard_names = dashboard_names
@@ -89,10 +93,14 @@ class DownloadReportOperator(RemoteWaitOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    job_path = "airflow_provider_analytics._jobs.reports:ReportJob"
     template_fields = ("report_id", "destination")
     # A report that failed or expired stays so: this task does not generate it, so no retry can change that.
     failed_work_is_final = True
+
+    @property
+    def job(self) -> type[ReportJob]:
+        """A report (``_jobs/reports.py``)."""
+        return operators._runtime.ReportJob
 
     def __init__(
         self,
@@ -112,14 +120,11 @@ class DownloadReportOperator(RemoteWaitOperator):
 
     @task_step
     def execute(self, context: Context) -> str:
-        from airflow_provider_analytics.destinations._target import Destination, refuse_existing
-        from airflow_provider_analytics.wire._ids import validate_id
-
-        validate_id(self.report_id, "report_id")
+        operators._runtime.validate_id(self.report_id, "report_id")
         # Parsed once for this task step (on an object store, is_dir() is a request) and handed to the hook.
-        where = Destination.parse(self.destination)
+        where = operators._runtime.Destination.parse(self.destination)
         if not where.is_folder:  # fail before waiting; the hook checks again right before it writes
-            refuse_existing(where.path, self.overwrite)
+            operators._runtime.refuse_existing(where.path, self.overwrite)
         report: RemoteJob = self.job.from_target({"report_id": self.report_id})
         deadline = self.begin_try(context).deadline
         resource, outcome = self.wait_for(report, self.read(report.fetch()), deadline)
@@ -144,8 +149,6 @@ class DownloadReportOperator(RemoteWaitOperator):
         return self._download(context, resource)
 
     def _download(self, context: Context, report: Mapping[str, Any], parsed: object = None) -> str:
-        from airflow.providers.common.compat.sdk import Asset
-
         # parsed: the destination execute parsed in this task step; a resumed step (execute_complete) has none.
         destination = self.destination if parsed is None else parsed
         result = self.hook.download_report(self.report_id, destination, overwrite=self.overwrite, report=report)
@@ -153,7 +156,7 @@ class DownloadReportOperator(RemoteWaitOperator):
                       result.sha256)  # fmt: skip
         context["ti"].xcom_push(key="download", value=result.to_dict())
         for outlet in self.outlets:
-            if isinstance(outlet, Asset):  # a Dataset on Airflow 2
+            if isinstance(outlet, operators._runtime.Asset):  # a Dataset on Airflow 2
                 context["outlet_events"][outlet].extra.update(result.to_dict())
         return result.uri
 
@@ -162,6 +165,4 @@ class DownloadReportOperator(RemoteWaitOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage._safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "download_report")
+        return operators._runtime.lineage_for(self, task_instance, "download_report")

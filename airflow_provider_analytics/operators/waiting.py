@@ -11,13 +11,13 @@ Airflow's own poke loop; what they share with the operators and with each other 
 
 from __future__ import annotations
 
-import functools
-import importlib
 import time
+from abc import abstractmethod
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.operators._common import (
     DEFAULT_DEFERRABLE,
     EXECUTION_TIMEOUT_MARGIN,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.wire._outcomes import Outcome
 
 # Airflow's own defer timeout is only a backstop for a triggerer that is gone: our trigger fires at the
-# deadline itself, this long before Airflow would.
+# deadline itself, this long before Airflow would (the sensors' deferrals pass it on too).
 DEFER_BACKSTOP_SECONDS = 300.0
 # The status before the first look: unlike any status (None included), so the first state seen is logged.
 NOTHING_SEEN = object()
@@ -78,14 +78,12 @@ def started_over(log: Any, event: object, context: Context) -> bool:
     :param event: what ``execute_complete`` was called with.
     :param context: the task's context.
     """
-    from airflow_provider_analytics._jobs.events import from_earlier_try, try_number_of
-
-    earlier = from_earlier_try(event, context)
+    earlier = operators._runtime.from_earlier_try(event, context)
     if earlier is None:
         return False
     log.warning(
         "Airflow resumed try %s with the event of try %s (apache/airflow#56704, Airflow 3.0): starting over",
-        try_number_of(context),
+        operators._runtime.try_number_of(context),
         earlier,
     )
     return True
@@ -106,9 +104,7 @@ def read_event(
     :param deferral: ``execute_complete``'s ``deferral`` (its ``at``: when the task deferred).
     :raises ~airflow_provider_analytics.operators.errors.UnexpectedEventError: not this wait's event.
     """
-    from airflow_provider_analytics._jobs.events import checked_event
-
-    checked = checked_event(event, job.kind, task_id, expected)
+    checked = operators._runtime.checked_event(event, job.kind, task_id, expected)
     work = job.from_target(checked["target"])
     log.info("%s", resumed_line(work.describe(), checked, deferral))
     return work, checked
@@ -131,22 +127,12 @@ def log_poll(log: Any, work: RemoteJob, resource: Mapping[str, Any], last_status
     return status
 
 
-@functools.cache
-def described(path: str) -> type[RemoteJob]:
-    """The description of a kind of work, ``module:Class`` in ``_jobs/``, imported on first use.
-
-    :param path: as an operator's ``job_path`` gives it.
-    """
-    module, _, name = path.partition(":")
-    job: type[RemoteJob] = getattr(importlib.import_module(module), name)
-    return job
-
-
 class RemoteWaitOperator(AnalyticsBaseOperator):
     """Base of operators that wait for one piece of platform work, on the worker or in the triggerer.
 
-    A concrete operator names the kind of work it waits on (``job``, a description in ``_jobs/``); this class
-    owns the wait, the deadline, the event check on resume and the failure and timeout messages.
+    A concrete operator names the kind of work it waits on (:attr:`job`, a description in ``_jobs/``); a deferred
+    wait runs that description's trigger (``TRIGGER_FOR_JOB`` of the runtime seam). This class owns the wait, the
+    deadline, the event check on resume and the failure and timeout messages.
 
     :param deferrable: wait in the triggerer instead of holding a worker slot.
     :param poll_interval: seconds (or a ``timedelta``) between polls.
@@ -155,15 +141,12 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    # The kind of work waited on: its description in _jobs/<kind>.py, as "module:Class". It fetches, judges,
-    # cancels and names the work, and names its trigger. Named by path, it is imported when the task runs: parsing
-    # a DAG file never loads it (CONTRIBUTING.md, "The DAG-parse path").
-    job_path: ClassVar[str]
-
+    # A class of the runtime seam (operators/_runtime.py), returned when the task runs: parsing a DAG file does
+    # not load it (CONTRIBUTING.md, "The DAG-parse path").
     @property
+    @abstractmethod
     def job(self) -> type[RemoteJob]:
-        """The description of the work waited on (``job_path``)."""
-        return described(self.job_path)
+        """The description of the work waited on (``_jobs/<kind>.py``): it fetches, judges, cancels and names it."""
 
     def __init__(
         self,
@@ -191,10 +174,8 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
 
         The deadline, in epoch seconds, is ``timeout`` from now, or just before ``execution_timeout``.
         """
-        from airflow_provider_analytics._jobs.events import try_number_of
-
         self.pushed_links = {}  # a try starts in this process: it has pushed no link yet
-        self._try = TaskTry(number=try_number_of(context), deadline=task_deadline(self, context))
+        self._try = TaskTry(number=operators._runtime.try_number_of(context), deadline=task_deadline(self, context))
         return self._try
 
     def wait_for(
@@ -211,10 +192,6 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :raises ~airflow_provider_analytics.operators.errors.RemoteWaitError: a poll failed (the client's error is
             its ``__cause__``).
         """
-        from airflow_provider_analytics.operators import errors
-        from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
-        from airflow_provider_analytics.wire.errors import TRANSIENT_ERRORS, AnalyticsError
-
         last_status: object = NOTHING_SEEN
         while (result := work.outcome(resource)) is None:
             remaining = None if deadline is None else deadline - time.time()
@@ -232,12 +209,18 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
             try:
                 # A poll waits out the platform's rate limit (its 429s do not use up the client's retries), but
                 # never past the wait's own deadline: a poll cut short there ends the wait as a timeout.
-                with call_deadline(None if deadline is None else max(deadline - time.time(), LAST_LOOK_SECONDS)):
+                with operators._runtime.call_deadline(
+                    None if deadline is None else max(deadline - time.time(), operators._runtime.LAST_LOOK_SECONDS)
+                ):
                     resource = self.read(work.fetch())
-            except AnalyticsError as exc:
-                if deadline is not None and time.time() >= deadline and isinstance(exc, TRANSIENT_ERRORS):
+            except operators._runtime.AnalyticsError as exc:
+                if (
+                    deadline is not None
+                    and time.time() >= deadline
+                    and isinstance(exc, operators._runtime.TRANSIENT_ERRORS)
+                ):
                     self.give_up(work, resource)
-                raise errors.RemoteWaitError.from_error(work.describe(), exc) from exc
+                raise operators._runtime.RemoteWaitError.from_error(work.describe(), exc) from exc
         return resource, result
 
     def make_trigger(self, work: RemoteJob, deadline: float | None) -> AnalyticsPollTrigger:
@@ -246,9 +229,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param work: the work.
         :param deadline: epoch seconds when the trigger gives up.
         """
-        module_name, _, class_name = work.trigger_path.rpartition(".")
-        trigger_class = getattr(importlib.import_module(module_name), class_name)
-        trigger: AnalyticsPollTrigger = trigger_class(
+        return operators._runtime.TRIGGER_FOR_JOB[type(work)](
             **work.target,
             poll_interval=self.poll_interval,
             deadline=deadline,
@@ -256,7 +237,6 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
             cancel_on_kill=self.cancels_on_kill,
             try_number=self._try.number if self._try is not None else None,
         )
-        return trigger
 
     def deferral(self) -> dict[str, Any]:
         """What this process hands to the one that resumes the task (``execute_complete``'s ``deferral``).
@@ -282,8 +262,6 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :raises ~airflow_provider_analytics.operators.errors.RemoteWaitError: the trigger ended on a permanent API
             error.
         """
-        from airflow_provider_analytics.operators import errors
-
         self.pushed_links = handed_links(deferral)
         expected_target = expected.target if expected is not None else {}
         work, checked = read_event(self.log, self.job, self.task_id, event, expected_target, deferral)
@@ -291,7 +269,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         if checked["status"] == "timeout":
             self.give_up(work, resource or {})
         if checked["status"] == "error" or resource is None:  # a success or failure event always has it
-            raise errors.RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
+            raise operators._runtime.RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
         return work, resource, "success" if checked["status"] == "success" else "failure"
 
     def failed(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
@@ -300,10 +278,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param work: the work.
         :param resource: its last state.
         """
-        from airflow_provider_analytics._jobs.events import failure_message
-        from airflow_provider_analytics.operators import errors
-
-        raise errors.RemoteJobFailed(failure_message(work.state_of(resource), resource))
+        raise operators._runtime.RemoteJobFailed(operators._runtime.failure_message(work.state_of(resource), resource))
 
     def give_up(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
         """Fail the task when the wait outlasted its deadline.
@@ -311,9 +286,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         :param work: the work.
         :param resource: its last state.
         """
-        from airflow_provider_analytics.operators import errors
-
-        raise errors.RemoteJobTimeout(self.timeout_message(work, resource))
+        raise operators._runtime.RemoteJobTimeout(self.timeout_message(work, resource))
 
     def timeout_message(self, work: RemoteJob, resource: Mapping[str, Any], cancelled: bool | None = None) -> str:
         """How a task that gave up names the work, its last state, the limit it reached and what to change.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.operators._common import (
     AnalyticsBaseOperator,
     check_templated,
@@ -16,6 +17,8 @@ from airflow_provider_analytics.operators.links import ExecutionLink
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
+
+    from airflow_provider_analytics._jobs.executions import ExecutionJob
 
 __all__ = ["CreateWorkflowOperator", "ExecuteWorkflowOperator"]
 
@@ -42,13 +45,17 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    job_path = "airflow_provider_analytics._jobs.executions:ExecutionJob"
     # Where Airflow 3.3's task_state_store keeps the execution: later tries read it back, so it never changes.
     external_id_key = "analytics_execution"
     template_fields = ("workflow_id", "workflow_name", "inputs")
     template_fields_renderers = {"inputs": "json"}
     operator_extra_links = (ExecutionLink(),)
     ui_color = "#e8f0fe"
+
+    @property
+    def job(self) -> type[ExecutionJob]:
+        """A workflow execution (``_jobs/executions.py``)."""
+        return operators._runtime.ExecutionJob
 
     def __init__(
         self,
@@ -59,9 +66,7 @@ class ExecuteWorkflowOperator(RemoteJobOperator):
         **kwargs: Any,
     ) -> None:
         if (workflow_id is None) == (workflow_name is None):
-            from airflow_provider_analytics.wire._names import one_of
-
-            one_of(workflow_id, workflow_name, "workflow_id", "workflow_name")
+            operators._runtime.one_of(workflow_id, workflow_name, "workflow_id", "workflow_name")
         super().__init__(**kwargs)
         self.workflow_id = workflow_id
         self.workflow_name = workflow_name
@@ -102,6 +107,4 @@ class CreateWorkflowOperator(AnalyticsBaseOperator):
 
         :param task_instance: the finished task instance.
         """
-        from airflow_provider_analytics.lineage._safe_entry import lineage_for
-
-        return lineage_for(self, task_instance, "create_workflow")
+        return operators._runtime.lineage_for(self, task_instance, "create_workflow")

@@ -1,4 +1,5 @@
-"""What the deferrable sensors do when they run, imported by their ``execute``: never at DAG parse time."""
+"""What the deferrable sensors do when they run, reached through the runtime seam (``operators/_runtime.py``):
+never at DAG parse time."""
 
 from __future__ import annotations
 
@@ -6,13 +7,19 @@ import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSkipException, PokeReturnValue
+
+from airflow_provider_analytics._jobs.events import try_number_of
+
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
     from airflow_provider_analytics._jobs.base import RemoteJob
 
 
-def poke_then_defer(sensor: Any, context: Context, work: RemoteJob, trigger: type[Any], **arguments: Any) -> Any:
+def poke_then_defer(
+    sensor: Any, context: Context, work: RemoteJob, trigger: type[Any], backstop: float, **arguments: Any
+) -> Any:
     """A deferrable sensor's ``execute``: one poke on the worker, then the work's trigger if the wait goes on.
 
     Most waits a sensor gates on are over at once, and a deferral costs a round through the triggerer and the
@@ -23,13 +30,11 @@ def poke_then_defer(sensor: Any, context: Context, work: RemoteJob, trigger: typ
     :param context: the task's context.
     :param work: the work waited on (its target names it to the trigger).
     :param trigger: the trigger class for that kind of work.
+    :param backstop: seconds past the sensor's timeout that Airflow's own defer timeout waits (the operators'
+        ``DEFER_BACKSTOP_SECONDS``: passed in, since this module sits below them).
     :param arguments: the trigger's other arguments.
     :returns: the first poke's value when it ended the wait (else the task defers).
     """
-    from airflow.providers.common.compat.sdk import AirflowFailException, AirflowSkipException, PokeReturnValue
-
-    from airflow_provider_analytics._jobs.events import try_number_of
-
     try:
         first = sensor.poke(context)
     except AirflowFailException as failure:
@@ -38,8 +43,6 @@ def poke_then_defer(sensor: Any, context: Context, work: RemoteJob, trigger: typ
         raise
     if isinstance(first, PokeReturnValue):
         return first.xcom_value
-    from airflow_provider_analytics.operators.waiting import DEFER_BACKSTOP_SECONDS
-
     deferral: dict[str, Any] = {"at": time.time()}  # when it deferred, for the resume's log line
     links = getattr(sensor, "pushed_links", None)
     if links is not None:  # the links this try pushed, so that get_link answers without a read
@@ -54,6 +57,6 @@ def poke_then_defer(sensor: Any, context: Context, work: RemoteJob, trigger: typ
             **arguments,
         ),
         method_name="execute_complete",
-        timeout=timedelta(seconds=float(sensor.timeout) + DEFER_BACKSTOP_SECONDS),
+        timeout=timedelta(seconds=float(sensor.timeout) + backstop),
         kwargs={"deferral": deferral},
     )

@@ -13,6 +13,7 @@ from airflow.providers.common.compat.sdk import (
     PokeReturnValue,
 )
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.hooks import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators._common import (
     DEFAULT_DEFERRABLE,
@@ -21,12 +22,17 @@ from airflow_provider_analytics.operators._common import (
     poll_seconds,
     task_step,
 )
-from airflow_provider_analytics.operators.waiting import NOTHING_SEEN, log_poll, read_event, started_over
+from airflow_provider_analytics.operators.waiting import (
+    DEFER_BACKSTOP_SECONDS,
+    NOTHING_SEEN,
+    log_poll,
+    read_event,
+    started_over,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
 
-    from airflow_provider_analytics._jobs.syncs import SyncJob
 
 __all__ = ["DataSourceSyncedSensor"]
 
@@ -65,9 +71,7 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         **kwargs: Any,
     ) -> None:
         if (data_source_id is None) == (data_source_name is None):
-            from airflow_provider_analytics.wire._names import one_of
-
-            one_of(data_source_id, data_source_name, "data_source_id", "data_source_name")
+            operators._runtime.one_of(data_source_id, data_source_name, "data_source_id", "data_source_name")
         check_poke_durations(kwargs)
         super().__init__(**kwargs)
         self.data_source_id = data_source_id
@@ -83,8 +87,6 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
 
     def threshold(self, context: Context) -> datetime:
         """The time the data must be fresh from (see ``synced_after``)."""
-        from airflow_provider_analytics.wire._times import parse_time
-        from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
         value: Any = self.synced_after
         if value is None or value == "":
@@ -95,24 +97,22 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
                 or getattr(dag_run, "run_after", None)
                 or getattr(dag_run, "start_date", None)
             )
-        parsed = parse_time(value) if isinstance(value, str) else value
+        parsed = operators._runtime.parse_time(value) if isinstance(value, str) else value
         if not isinstance(parsed, datetime) or parsed.tzinfo is None:
-            raise AnalyticsInputError(
+            raise operators._runtime.AnalyticsInputError(
                 f"synced_after must be a timezone-aware datetime or an ISO 8601 string with an offset "
                 f"(e.g. 2026-11-21T10:00:00Z), got {value!r}"
             )
         return parsed
 
-    def waiting_on(self, threshold: datetime) -> SyncJob:
+    def waiting_on(self, threshold: datetime) -> operators._runtime.SyncJob:
         """The wait for data fresh from ``threshold``: the one its trigger runs from too.
 
         :param threshold: from :meth:`threshold`.
         """
-        from airflow_provider_analytics._jobs.syncs import SyncJob  # when the task runs, not at parse time
-
         if self.data_source_id is None:  # execute and poke look the name up before they get here
             raise RuntimeError(f"{self.task_id}: data_source_name {self.data_source_name!r} was not looked up")
-        return SyncJob(self.data_source_id, threshold.isoformat(), self.fail_on_sync_failure)
+        return operators._runtime.SyncJob(self.data_source_id, threshold.isoformat(), self.fail_on_sync_failure)
 
     def resolve_name(self) -> None:
         """Look ``data_source_name`` up, once per try in this process (one listing), and set ``data_source_id``.
@@ -122,9 +122,10 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         """
         if self.data_source_name is None or self._name_resolved:
             return
-        from airflow_provider_analytics.wire._names import resolve_name
 
-        self.data_source_id = resolve_name("data source", self.hook.list_data_sources(), self.data_source_name)
+        self.data_source_id = operators._runtime.resolve_name(
+            "data source", self.hook.list_data_sources(), self.data_source_name
+        )
         self._name_resolved = True
         self.log.info("Resolved data_source_name=%r to data_source_id=%r", self.data_source_name, self.data_source_id)
 
@@ -146,19 +147,17 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
 
     @task_step
     def execute(self, context: Context) -> Any:
-        from airflow_provider_analytics.wire._ids import validate_id
-
         self._name_resolved = False  # a new try (or a try started over) looks the name up again
         self.resolve_name()
-        validate_id(self.data_source_id, "data_source_id")
+        operators._runtime.validate_id(self.data_source_id, "data_source_id")
         poll_seconds(self.poke_interval, "poke_interval")
         threshold = self.threshold(context)
         if not self.deferrable:
             return super().execute(context)
-        from airflow_provider_analytics.sensors._poking import poke_then_defer
-        from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
 
-        return poke_then_defer(self, context, self.waiting_on(threshold), DataSourceSyncTrigger)
+        return operators._runtime.poke_then_defer(
+            self, context, self.waiting_on(threshold), operators._runtime.DataSourceSyncTrigger, DEFER_BACKSTOP_SECONDS
+        )
 
     @task_step
     def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> Any:
@@ -171,9 +170,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         if started_over(self.log, event, context):
             return self.execute(context)
         expected = {"data_source_id": self.data_source_id}
-        from airflow_provider_analytics._jobs.syncs import SyncJob
 
-        wait, checked = read_event(self.log, SyncJob, self.task_id, event, expected, deferral)
+        wait, checked = read_event(self.log, operators._runtime.SyncJob, self.task_id, event, expected, deferral)
         if self.data_source_id is None:  # given by name: the event names the id; it is not looked up again
             self.data_source_id = checked["target"].get("data_source_id")
         threshold = self.threshold(context)
@@ -188,9 +186,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
                 f"data source {self.data_source_id} did not sync in time: no sync after {threshold.isoformat()} "
                 f"within timeout={float(self.timeout):g} s{last}. To wait longer, raise `timeout`"
             )
-        from airflow_provider_analytics.operators.errors import RemoteWaitError
 
-        raise RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
+        raise operators._runtime.RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
 
     def _failure(self, status: Any, threshold: datetime) -> str:
         error = status.get("error") or {}

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.providers.common.compat.sdk import AirflowSensorTimeout, BaseSensorOperator, PokeReturnValue
 
+from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
 from airflow_provider_analytics.hooks import DEFAULT_CONN_ID
 from airflow_provider_analytics.operators._common import (
     DEFAULT_DEFERRABLE,
@@ -17,7 +18,13 @@ from airflow_provider_analytics.operators._common import (
     task_step,
 )
 from airflow_provider_analytics.operators.links import ExecutionLink
-from airflow_provider_analytics.operators.waiting import NOTHING_SEEN, log_poll, read_event, started_over
+from airflow_provider_analytics.operators.waiting import (
+    DEFER_BACKSTOP_SECONDS,
+    NOTHING_SEEN,
+    log_poll,
+    read_event,
+    started_over,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -78,22 +85,21 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         self._last_status: object = NOTHING_SEEN
         self._last_seen: Mapping[str, Any] = {}
 
-    def waiting_on(self) -> ExecutionJob:
+    def waiting_on(self) -> operators._runtime.ExecutionJob:
         """The execution waited for: the description its trigger runs from too."""
-        from airflow_provider_analytics._jobs.executions import ExecutionJob  # when the task runs, not at parse
-
-        return ExecutionJob(workflow_id=self.workflow_id, execution_id=self.execution_id)
+        return operators._runtime.ExecutionJob(workflow_id=self.workflow_id, execution_id=self.execution_id)
 
     def failing_statuses(self) -> frozenset[str]:
         """``fail_on``, checked: each status must be one the platform ends an execution in failure with."""
-        from airflow_provider_analytics._jobs.executions import ExecutionJob
-        from airflow_provider_analytics.wire._contract import ExecutionStatus
-        from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
-        allowed = [status.value for status in ExecutionStatus if ExecutionJob.verdict(status.value) == "failure"]
+        allowed = [
+            status.value
+            for status in operators._runtime.ExecutionStatus
+            if operators._runtime.ExecutionJob.verdict(status.value) == "failure"
+        ]
         value: object = self.fail_on
         if not isinstance(value, (tuple, list, set, frozenset)) or any(status not in allowed for status in value):
-            raise AnalyticsInputError(
+            raise operators._runtime.AnalyticsInputError(
                 f"fail_on must be a tuple of the final statuses that fail the task, each one of {allowed}, got "
                 f"{value!r}: fail_on=('failed',) returns a cancelled execution, fail_on=() returns every one"
             )
@@ -112,19 +118,16 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
 
     @task_step
     def execute(self, context: Context) -> Any:
-        from airflow_provider_analytics.wire._ids import validate_id
-        from airflow_provider_analytics.wire.errors import AnalyticsInputError
-
         # A try (or a reschedule) starts in this process and has pushed no link yet: get_link answers from this
         # even when the input is refused below, instead of reading an XCom that was never pushed.
         self.pushed_links = {}
         for name in ("workflow_id", "execution_id"):
             if getattr(self, name) == "None":  # what a template renders when the XCom it pulls is missing
-                raise AnalyticsInputError(
+                raise operators._runtime.AnalyticsInputError(
                     f"{name} rendered to 'None': the template found no id. Check that the task it pulls from ran "
                     "and pushed it (ExecuteWorkflowOperator pushes key='execution_id') and that task_ids is right"
                 )
-            validate_id(getattr(self, name), name)
+            operators._runtime.validate_id(getattr(self, name), name)
         self.failing_statuses()
         poll_seconds(self.poke_interval, "poke_interval")
         job = self.waiting_on()
@@ -134,11 +137,11 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
                 return super().execute(context)
             except AirflowSensorTimeout as timed_out:  # Airflow's own message names neither the work nor its state
                 raise AirflowSensorTimeout(self._timeout_message(job, self._last_seen)) from timed_out
-        from airflow_provider_analytics.sensors._poking import poke_then_defer
-        from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 
         # Not this task's execution: a kill must never cancel it.
-        return poke_then_defer(self, context, job, ExecutionTrigger, cancel_on_kill=False)
+        return operators._runtime.poke_then_defer(
+            self, context, job, operators._runtime.ExecutionTrigger, DEFER_BACKSTOP_SECONDS, cancel_on_kill=False
+        )
 
     @task_step
     def execute_complete(self, context: Context, event: Any = None, deferral: Mapping[str, Any] | None = None) -> Any:
@@ -157,9 +160,7 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         if checked["status"] == "timeout":
             raise AirflowSensorTimeout(self._timeout_message(job, execution or {}))
         if checked["status"] == "error" or execution is None:  # a success or failure event always has it
-            from airflow_provider_analytics.operators.errors import RemoteWaitError
-
-            raise RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
+            raise operators._runtime.RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
         return self._finish(job, execution, checked["status"], resumed=True)
 
     def _finish(
@@ -174,20 +175,19 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         return dict(execution)
 
     def _fail(self, job: ExecutionJob, execution: Mapping[str, Any]) -> NoReturn:
-        from airflow_provider_analytics._jobs.events import failure_message
-        from airflow_provider_analytics.operators.errors import FinalFailure, RemoteJobFailed, why_final
-
-        error = RemoteJobFailed(failure_message(job.state_of(execution), execution))
+        error = operators._runtime.RemoteJobFailed(
+            operators._runtime.failure_message(job.state_of(execution), execution)
+        )
         # With soft_fail Airflow replaces this exception with a generic skip: log why first.
         self.log.error("%s", error)
-        reason = why_final(error, failed_work_is_final=True)
-        raise FinalFailure.because(error, reason or "") from None
+        reason = operators._runtime.why_final(error, failed_work_is_final=True)
+        raise operators._runtime.FinalFailure.because(error, reason or "") from None
 
     def _timeout_message(self, job: ExecutionJob, execution: Mapping[str, Any]) -> str:
-        from airflow_provider_analytics.wire.errors import clean_text
-
         slot = " (with deferrable=True a long wait holds no worker slot)" if not self.deferrable else ""
-        status = clean_text(execution.get("status", "unknown"), 200)  # platform text: folded and capped
+        status = operators._runtime.clean_text(
+            execution.get("status", "unknown"), 200
+        )  # platform text: folded and capped
         return (
             f"gave up waiting for {job.describe()} after timeout={float(self.timeout):g} s (last status: {status}); "
             f"it was NOT cancelled: this task did not start it. To wait longer, raise `timeout`{slot}"

@@ -19,7 +19,6 @@ from airflow_provider_analytics.operators.dashboards import CreateDashboardOpera
 from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
 from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
-from airflow_provider_analytics.operators.waiting import RemoteWaitOperator
 from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator, ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
@@ -169,11 +168,8 @@ def provider_operator_classes() -> set[type[BaseOperator]]:
                     issubclass(cls, BaseOperator)
                     and cls.__module__ == module.__name__
                     and not name.startswith("_")
-                    and not inspect.isabstract(cls)
+                    and not inspect.isabstract(cls)  # a base to configure (a wait's job and trigger) too
                     and cls.execute is not BaseOperator.execute
-                    and not (
-                        issubclass(cls, RemoteWaitOperator) and not hasattr(cls, "job_path")
-                    )  # a base to configure
                 ):
                     found.add(cls)
     return found
