@@ -25,4 +25,5 @@ def __getattr__(name: str) -> Any:
     """
     if name != "_runtime":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return importlib.import_module("airflow_provider_analytics.operators._runtime")
+    _runtime = importlib.import_module("airflow_provider_analytics.operators._runtime")  # the package's own module
+    return _runtime
