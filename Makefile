@@ -29,13 +29,18 @@ typecheck: install
 
 # The suite runs in PYTEST_WORKERS processes (pytest-xdist): it spends most of its time waiting on sockets and
 # subprocesses, so two processes nearly halve it on two cores. PYTEST_WORKERS=0 runs it in one process.
+# Two runs (tests/support/airflow_free.py): the tests of the layers that import no Airflow, in processes where
+# Airflow cannot be imported (one that reaches it fails), then every other test, the part make test-compat
+# repeats on each release. Together they are the whole suite, each test once.
 PYTEST_WORKERS ?= 2
 pytest: install
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --airflow-free=only
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --airflow-free=exclude
 
 test: lint typecheck pytest
 
-# The suite on the other Python versions the README claims, one venv each under .compat/ (tools/compat.py).
+# The tests that touch Airflow on the other releases and Python versions the README claims, one venv each under
+# .compat/ (tools/compat.py); the Airflow-free ones ran once in make test, and the table counts them.
 test-compat: install
 	$(BIN)/python tools/compat.py --uv $(UV) -- -n $(PYTEST_WORKERS) --dist worksteal
 

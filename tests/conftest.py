@@ -19,7 +19,8 @@ os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(Path(__file__).parent / "dags")
 os.environ.pop("AIRFLOW_CONN_ANALYTICS_DEFAULT", None)
 
-pytest_plugins = ["tests.support.fixtures"]
+# airflow_free first: it checks that nothing imported Airflow before the tests (fixtures imports none).
+pytest_plugins = ["tests.support.airflow_free", "tests.support.fixtures"]
 
 
 def pytest_sessionfinish(session: object, exitstatus: int) -> None:

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._endpoints import Call, Page, PagedCall
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.retry import RetryPolicy
+
+if TYPE_CHECKING:  # the hook imports Airflow; the tests of tests/support/airflow_free.py load this module too
+    from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 
 
 class Api:
@@ -137,6 +139,8 @@ def sandbox(analytics_sandbox: SandboxServer) -> SandboxServer:
 @pytest.fixture
 def hook(sandbox: SandboxServer) -> Iterator[AnalyticsHook]:
     """A blocking hook on ``analytics_default`` (the sandbox fixture points the env connection at the sandbox)."""
+    from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+
     made = AnalyticsHook()
     yield made
     made.close()
