@@ -12,11 +12,24 @@ resolved pins are kept in ``.compat/<combination>/requirements.txt`` for inspect
 
 Interpreters come from the machine, never from a download (``UV_PYTHON_DOWNLOADS=never``): pyenv's
 builds (``$PYENV_ROOT/versions/X.Y.*``), then ``pythonX.Y`` on ``PATH`` or in ``/usr/bin``.
+
+Only the tests that touch Airflow run here (``pytest --airflow-free=exclude``): the tests of the layers that
+import no Airflow (wire, the sandbox, ...: ``tests/support/airflow_free.py`` lists them) run once, in
+``make test``, which proves each run with Airflow unimportable, so a listed test that reaches Airflow fails
+there instead of losing its releases. The table says how many tests were left to ``make test``
+(``pytest --collect-only --airflow-free=only`` in ``.venv``): a release's passed + failed + skipped + left is
+the whole suite (counted when no pytest arguments narrow the run). ``--airflow-free=all`` after ``--`` runs
+every test here too.
+
+Set-up overlaps: every combination's virtualenv is prepared at once before the first suite runs (most of a
+resolution is waiting on the package index), and a resolution whose inputs have not changed since the last
+one (``.compat/<combination>/resolved-from``) is not repeated (``make e2e AIRFLOW=2.11.2`` after this).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import shutil
@@ -24,6 +37,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ElementTree
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -78,7 +92,8 @@ class Result:
     :param passed: tests that passed.
     :param failed: tests that failed, errors included.
     :param skipped: tests skipped (on older releases: the missing Airflow feature is in each reason).
-    :param seconds: wall time of set-up and run.
+    :param setup_seconds: wall time of the virtualenv's preparation (all combinations prepare at once).
+    :param seconds: wall time of the suite's run.
     :param problem: why the combination could not run at all, if it could not.
     """
 
@@ -86,6 +101,7 @@ class Result:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    setup_seconds: float = 0.0
     seconds: float = 0.0
     problem: str | None = None
 
@@ -168,14 +184,78 @@ def prepare(combination: Combination, uv: Path, pins: str, exclude_newer: str) -
     holds = "".join(f"{hold}\n" for hold in combination.holds)
     requested.write_text(f"apache-airflow=={combination.airflow}\n{holds}-e {ROOT}[sandbox]\n")
     resolved = folder / "requirements.txt"
-    # An existing output file is uv's list of preferred versions: start each resolution from the lock.
-    resolved.write_text(pins)
     # --no-config: the project's [tool.uv] pins Airflow 3.3.2 for .venv, which is exactly what varies here.
     common = ("--no-config", "--python", str(venv_python), "--exclude-newer", exclude_newer)
     dev_group = f"{ROOT / 'pyproject.toml'}:dev"  # the test tools `make test` uses
-    _uv(uv, "pip", "compile", "--quiet", *common, str(requested), "--group", dev_group, "--output-file", str(resolved))
+    inputs = _resolution_inputs(uv, requested.read_text(), pins, exclude_newer)
+    stamp = folder / "resolved-from"
+    if not resolved.exists() or not stamp.exists() or stamp.read_text() != inputs:
+        stamp.unlink(missing_ok=True)
+        # An existing output file is uv's list of preferred versions: start each resolution from the lock.
+        resolved.write_text(pins)
+        compile_ = ("pip", "compile", "--quiet", *common, str(requested), "--group", dev_group)
+        _uv(uv, *compile_, "--output-file", str(resolved))
+        stamp.write_text(inputs)
     _uv(uv, "pip", "sync", "--quiet", *common[:3], str(resolved))
     return venv_python
+
+
+def _resolution_inputs(uv: Path, requested: str, pins: str, exclude_newer: str) -> str:
+    """A digest of what a resolution depends on: equal digests resolve alike, so the second is skipped.
+
+    :param uv: the tools' uv binary (its version decides too).
+    :param requested: the combination's ``requirements.in``.
+    :param pins: :func:`locked_pins`' text.
+    :param exclude_newer: the :func:`newest_upload` bound.
+    """
+    digest = hashlib.sha256()
+    uv_version = _uv(uv, "--version")
+    for part in (uv_version, requested, pins, exclude_newer, (ROOT / "pyproject.toml").read_text()):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def prepare_all(combinations: list[Combination], uv: Path, pins: str, exclude_newer: str) -> dict[str, Path | str]:
+    """Prepare every combination at once: each name maps to its venv's Python, or to why it could not be made.
+
+    A resolution mostly waits on the package index, so preparing them side by side takes about as long as
+    the slowest one instead of the sum.
+
+    :param combinations: the chosen combinations.
+    :param uv: the tools' uv binary.
+    :param pins: :func:`locked_pins`' text.
+    :param exclude_newer: the :func:`newest_upload` bound.
+    """
+
+    def one(combination: Combination) -> Path | str:
+        try:
+            return prepare(combination, uv, pins, exclude_newer)
+        except SetupError as error:
+            return str(error)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(combinations))) as pool:
+        outcomes = list(pool.map(one, combinations))
+    return {combination.name: outcome for combination, outcome in zip(combinations, outcomes, strict=True)}
+
+
+def left_to_make_test(pytest_args: list[str]) -> int | None:
+    """How many tests ``make test`` runs instead (Airflow-free), counted by collecting them in ``.venv``.
+
+    :param pytest_args: the arguments given to each release's pytest; with any of them (a selection, ``-x``)
+        nothing is counted, since the count is of the whole suite's Airflow-free part.
+    :returns: None when not counted or when the collection fails (its output is printed).
+    """
+    pytest_only = {"-n", "--dist"}  # the Makefile's own: they select nothing
+    given = [arg for arg in pytest_args if arg not in pytest_only and not arg.isdigit() and arg != "worksteal"]
+    if given:
+        return None
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "--airflow-free=only"]
+    answer = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    counted = re.search(r"^(\d+) tests? collected", answer.stdout, re.MULTILINE)
+    if answer.returncode != 0 or counted is None:
+        print(f"compat: counting the Airflow-free tests failed:\n{answer.stdout[-2000:]}{answer.stderr[-2000:]}")
+        return None
+    return int(counted.group(1))
 
 
 def _uv(uv: Path, *arguments: str) -> str:
@@ -197,7 +277,8 @@ def run_suite(combination: Combination, venv_python: Path, pytest_args: list[str
     report.unlink(missing_ok=True)
     env = {**os.environ, "VIRTUAL_ENV": str(venv_python.parent.parent)}
     env["PATH"] = f"{venv_python.parent}{os.pathsep}{env.get('PATH', '')}"  # tests that start `airflow`
-    command = [str(venv_python), "-m", "pytest", f"--junitxml={report}", *pytest_args]
+    # The Airflow-free tests ran in make test; a later --airflow-free in pytest_args (=all) overrides this.
+    command = [str(venv_python), "-m", "pytest", f"--junitxml={report}", "--airflow-free=exclude", *pytest_args]
     with log.open("w") as output:
         code = subprocess.run(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, check=False)
     result = Result(combination)
@@ -217,18 +298,26 @@ def run_suite(combination: Combination, venv_python: Path, pytest_args: list[str
     return result
 
 
-def print_table(results: list[Result]) -> None:
-    """Print one row per combination, then one closing line with the totals."""
+def print_table(results: list[Result], left: int | None) -> None:
+    """Print one row per combination, then one closing line with the totals.
+
+    :param results: each combination's outcome.
+    :param left: the Airflow-free tests left to ``make test`` (None: they could not be counted).
+    """
     print()
-    print(f"{'Airflow':<9} {'Python':<7} {'passed':>7} {'failed':>7} {'skipped':>8} {'time':>7}  result")
+    header = f"{'Airflow':<9} {'Python':<7} {'passed':>7} {'failed':>7} {'skipped':>8} {'left':>6} {'suite':>6}"
+    print(f"{header} {'setup':>6} {'tests':>6}  result")
     for result in results:
         verdict = "ok" if result.ok else (result.problem or "FAILED").splitlines()[0]
         where = f"{result.combination.airflow:<9} {result.combination.python:<7}"
-        counts = f"{result.passed:>7} {result.failed:>7} {result.skipped:>8} {result.seconds:>6.0f}s"
-        print(f"{where} {counts}  {verdict}")
-    print("(Airflow 3.3.2 on Python 3.11 is `make test`, in .venv)")
-    passed, failed = sum(r.passed for r in results), sum(r.failed for r in results)
-    print(f"compat: {passed} passed, {failed} failed, {sum(r.skipped for r in results)} skipped")
+        ran = result.passed + result.failed + result.skipped
+        shares = ("?", "?") if left is None else (str(left), str(ran + left))
+        counts = f"{result.passed:>7} {result.failed:>7} {result.skipped:>8} {shares[0]:>6} {shares[1]:>6}"
+        print(f"{where} {counts} {result.setup_seconds:>5.0f}s {result.seconds:>5.0f}s  {verdict}")
+    print("(Airflow 3.3.2 on Python 3.11 is `make test`, in .venv; setups ran side by side, before the first suite)")
+    print("(left: the Airflow-free tests, run once in make test with Airflow unimportable; suite: all four summed)")
+    passed, failed, skipped = (sum(getattr(r, count) for r in results) for count in ("passed", "failed", "skipped"))
+    print(f"compat: {passed} passed, {failed} failed, {skipped} skipped, {left} left to make test")
 
 
 def main() -> int:
@@ -248,22 +337,28 @@ def main() -> int:
     except SetupError as error:
         print(f"compat: {error}", file=sys.stderr)
         return 2
+    started = time.monotonic()
+    print(f"== preparing {', '.join(c.name for c in chosen)} side by side", flush=True)
+    with ThreadPoolExecutor(max_workers=1) as counter:
+        left = counter.submit(left_to_make_test, options.pytest_args)
+        prepared = prepare_all(chosen, options.uv, pins, exclude_newer)
+    setup_seconds = time.monotonic() - started
     results = []
     for combination in chosen:
         started = time.monotonic()
         print(f"== Airflow {combination.airflow} on Python {combination.python}", flush=True)
-        try:
-            venv_python = prepare(combination, options.uv, pins, exclude_newer)
+        venv_python = prepared[combination.name]
+        if isinstance(venv_python, Path):
             result = run_suite(combination, venv_python, options.pytest_args)
-        except SetupError as error:
-            result = Result(combination, problem=str(error))
-        result.seconds = time.monotonic() - started
+        else:
+            result = Result(combination, problem=venv_python)
+        result.setup_seconds, result.seconds = setup_seconds, time.monotonic() - started
         if not result.ok:
             log = COMPAT / combination.name / "pytest.log"
             tail = log.read_text().splitlines()[-LOG_TAIL_LINES:] if log.exists() and not result.problem else []
             print("\n".join([result.problem or "", *tail]).strip(), flush=True)
         results.append(result)
-    print_table(results)
+    print_table(results, left.result())
     return 0 if all(result.ok for result in results) else 1
 
 
