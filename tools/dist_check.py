@@ -311,7 +311,7 @@ class DistCheck:
         self.notes.clear()
         # The wheel next to each supported Airflow release, running the example DAGs (tools/dist_releases.py).
         releases = ReleaseCheck(self.uv, self.work, wheel)
-        return [releases.check(combination) for combination in combinations]
+        return releases.check_all(combinations)
 
     def check_lock_venvs(self, wheel: Path, extras: list[str]) -> None:
         """The wheel in two clean venvs with uv.lock's versions: without extras, and with every extra."""

@@ -14,6 +14,10 @@ of ``make dist-releases``'s private temporary folder that is removed as soon as 
    outputs downstream) against it; each must exit 0, every task of each run must have succeeded, and the
    downloaded file must exist with the sha256 and size the platform reports for the report;
 4. the sandbox is stopped by SIGTERM to its pid.
+
+Every combination's resolution (step 1's ``uv pip compile``, which mostly waits on the package index) starts at
+once, before the first combination installs; each combination then installs and runs as soon as its own
+resolution is done, one after the other.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import json
 import shutil
 import subprocess
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,7 +104,8 @@ class ReleaseResult:
     """What one combination came to.
 
     :param combination: the release, its Python and holds.
-    :param install_seconds: wall time of the venv, the resolution and the install.
+    :param install_seconds: wall time from the combination's turn to its installed venv: the rest of its
+        resolution (all started together, before the first install) and the install.
     :param runs_ok: ``airflow dags test`` runs that exited 0 with every task succeeded.
     :param seconds: wall time of the whole combination.
     :param problem: the first check that did not hold, if one did not.
@@ -148,15 +154,34 @@ class ReleaseCheck:
         except SetupError as error:
             raise CheckFailed(str(error)) from error
 
-    def check(self, combination: Combination) -> ReleaseResult:
-        """Install, migrate, run both DAGs, verify; never raises: a failure is the result's ``problem``."""
+    def check_all(self, combinations: list[Combination]) -> list[ReleaseResult]:
+        """Resolve every combination at once, then :meth:`check` each as soon as its resolution is done.
+
+        :param combinations: the releases to check, in order.
+        """
+        folders = [self.work / "releases" / combination.name for combination in combinations]
+        for folder in folders:
+            folder.mkdir(parents=True)
+        with ThreadPoolExecutor(max_workers=max(1, len(combinations))) as pool:
+            resolutions = [pool.submit(self.resolve, *pair) for pair in zip(combinations, folders, strict=True)]
+            return [self.check(*job) for job in zip(combinations, folders, resolutions, strict=True)]
+
+    def check(self, combination: Combination, folder: Path, resolution: Future[Path]) -> ReleaseResult:
+        """Install, migrate, run both DAGs, verify; never raises: a failure is the result's ``problem``.
+
+        :param combination: the release, its Python and holds.
+        :param folder: the combination's own folder, removed at the end.
+        :param resolution: :meth:`resolve`'s venv Python, under way or done.
+        """
         result = ReleaseResult(combination)
-        folder = self.work / "releases" / combination.name
-        folder.mkdir(parents=True)
         started = time.monotonic()
         print(f"== Airflow {combination.airflow} on Python {combination.python}", flush=True)
         try:
-            python = self.install(combination, folder)
+            python = resolution.result()
+            run(
+                [self.uv, "pip", "sync", "--quiet", "--no-config", "--python", python, folder / "requirements.txt"],
+                cwd=folder,
+            )
             result.install_seconds = time.monotonic() - started
             self.run_dags(combination, python, folder, result)
         except (CheckFailed, SetupError, subprocess.TimeoutExpired) as error:
@@ -169,8 +194,13 @@ class ReleaseCheck:
         print("   " + ("ok" if result.ok else f"FAILED: {result.problem}"), *result.notes, sep="\n   ", flush=True)
         return result
 
-    def install(self, combination: Combination, folder: Path) -> Path:
-        """A clean venv with the release, its holds and the wheel, resolved like tools/compat.py; its Python."""
+    def resolve(self, combination: Combination, folder: Path) -> Path:
+        """A clean venv for the release, its holds and the wheel, resolved like tools/compat.py (not yet
+        installed: ``folder/requirements.txt``); its Python.
+
+        :param combination: the release, its Python and holds.
+        :param folder: the combination's own folder.
+        """
         venv = folder / "venv"
         run([self.uv, "venv", "--quiet", "--python", find_python(combination.python), venv], cwd=folder)
         python = venv / "bin" / "python"
@@ -186,7 +216,6 @@ class ReleaseCheck:
         common: list[str | Path] = ["--no-config", "--python", python]
         compile_ = [self.uv, "pip", "compile", "--quiet", *common, "--exclude-newer", self.exclude_newer]
         run([*compile_, requested, "--output-file", resolved], cwd=folder)
-        run([self.uv, "pip", "sync", "--quiet", *common, resolved], cwd=folder)
         return python
 
     def run_dags(self, combination: Combination, python: Path, folder: Path, result: ReleaseResult) -> None:
