@@ -201,6 +201,22 @@ def _take_attempts(config: pytest.Config) -> list[str]:
     return attempts
 
 
+def _fail_on_attempts(report: pytest.CollectReport | pytest.TestReport, config: pytest.Config, what: str) -> None:
+    """Turn a report into a failure naming the Airflow imports tried since the last report, if any were.
+
+    :param report: the collection's or the test phase's report, changed in place.
+    :param config: the pytest configuration.
+    :param what: the test or module and the phase, for the message.
+    """
+    attempts = _take_attempts(config)
+    if attempts:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{what} is listed in tests/support/airflow_free.py but tried to import Airflow; remove it from the "
+            "list or from Airflow:\n\n" + "\n".join(attempts)
+        )
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(
     collector: pytest.Collector,
@@ -210,13 +226,7 @@ def pytest_make_collect_report(
     :param collector: the module (or folder) being collected.
     """
     report = yield
-    attempts = _take_attempts(collector.config)
-    if attempts:
-        report.outcome = "failed"
-        report.longrepr = (
-            f"{collector.nodeid} is listed in tests/support/airflow_free.py but its import tried to import "
-            "Airflow; remove it from the list or from Airflow:\n\n" + "\n".join(attempts)
-        )
+    _fail_on_attempts(report, collector.config, f"{collector.nodeid} (its import)")
     return report
 
 
@@ -230,11 +240,5 @@ def pytest_runtest_makereport(
     :param call: the phase's outcome.
     """
     report = yield
-    attempts = _take_attempts(item.config)
-    if attempts:
-        report.outcome = "failed"
-        report.longrepr = (
-            f"{item.nodeid} is listed in tests/support/airflow_free.py but tried to import Airflow "
-            f"({call.when}); remove it from the list or from Airflow:\n\n" + "\n".join(attempts)
-        )
+    _fail_on_attempts(report, item.config, f"{item.nodeid} ({call.when})")
     return report
