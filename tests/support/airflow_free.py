@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.abc
 import os
+import shutil
 import sys
 import tempfile
 import traceback
@@ -115,7 +116,7 @@ _CHILD_ATTEMPTS = pytest.StashKey[Path]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add ``--airflow-free=only|exclude``.
+    """Add ``--airflow-free=all|only|exclude``.
 
     :param parser: pytest's option parser.
     """
@@ -155,6 +156,16 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[ATTEMPTS_ENV] = str(attempts)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(standin), os.environ.get("PYTHONPATH")]))
     config.stash[_CHILD_ATTEMPTS] = attempts
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the stand-in package's folder: a suite leaves nothing in the temporary folder.
+
+    :param config: the pytest configuration.
+    """
+    attempts = config.stash.get(_CHILD_ATTEMPTS, None)
+    if attempts is not None:
+        shutil.rmtree(attempts.parent, ignore_errors=True)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
