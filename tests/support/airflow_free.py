@@ -65,6 +65,7 @@ AIRFLOW_FREE: tuple[str, ...] = (
     # The pure wait outcomes, checks that read the sources or the demo's environment, and this list's own.
     "test_airflow_free.py",
     "test_demo_env.py",
+    "test_layers.py",
     "test_private_api_guard.py",
     "test_public_surface.py",
     "triggers/test_wait_outcomes.py",
