@@ -4,7 +4,9 @@ The platform limits requests per token, whatever sends them (CONTRACT.md section
 thousand waits on one connection, each retrying its own 429s, answers every refusal with more requests and
 one warning per retry. Here every client of the same account (base URL and token; the limit is per token,
 so the workspaces of one token share it) in a process asks one :class:`RateLimiter` for its turn, the way
-octokit's throttling plugin queues all requests of a token behind one limiter:
+octokit's throttling plugin queues all requests of a token behind one limiter. Hand-written: Python's limiters
+(aiolimiter, pyrate-limiter, limits) pace at a rate given up front, in one event loop or thread; this one learns
+it from the answers, holds a token's requests on one ``Retry-After``, and serves threads and event loops alike.
 
 - **Not throttled** (the normal state): a request costs one attribute read; nothing is paced or counted.
 - **A 429** pauses every request of the account in the process until its ``Retry-After`` has passed, then
@@ -12,11 +14,9 @@ octokit's throttling plugin queues all requests of a token behind one limiter:
   all at once. A request's own 429s no longer use up its retries: it waits its turn instead.
 - **The rate** comes from ``X-RateLimit-Limit/Remaining/Reset`` when the platform sends them (the limit per
   window, the window learnt from how ``Reset`` moves): pacing starts when a window is nearly used up, a window
-  used up pauses until ``Reset``. Without headers it comes from 429s alone: the rate a refusal came at is a
-  ceiling; the pace restarts just under it and creeps back over it slowly (a cubic curve, as TCP CUBIC
-  probes a path), so the platform refuses about one request per probe instead of four per answer. With
-  headers a refusal while pacing does the same under their cap: other processes share the token. No second
-  holds more sends than the pace allows: late sends (a busy event loop) catch up without overrunning a window.
+  used up pauses until ``Reset``. Without headers it comes from 429s alone, by a cubic probe under the rate a
+  refusal came at (``_pace.py``, with the budget of sends per second). With headers a refusal while pacing
+  does the same under their cap: other processes share the token.
 - **Recovered** when for :data:`RECOVER_SECONDS` no request had to wait and none was refused.
 - **A pause is bounded**, whatever header asked for it (``Retry-After``, or ``X-RateLimit-Reset`` with nothing
   left in the window, on any answer): it holds the account's requests for ``max_pause`` at most (the retry
@@ -28,10 +28,10 @@ One WARNING is logged when an account becomes throttled, or instead when a pause
 :data:`WARN_PAUSE_SECONDS` starts (its header, length, the requests waiting; answers that repeat a pause log
 nothing), and one INFO line when it recovers; each refused request is logged at DEBUG. The limiter keeps no
 memory per request: a turn is a number, the counts are integers, the send times of the last second are at most
-SENT_LOG_MAX floats. ``_accounts.py`` keeps one limiter per account. All methods are cheap and non-blocking, so
-the async client calls them on its event loop; a lock makes them safe for the threads of a sync client. Times
-are :func:`time.monotonic` seconds, given by the caller (the retry loop in ``_core.py`` passes a clock that also
-advances by the sleeps it asked for).
+``_pace.SENT_LOG_MAX`` floats. ``_accounts.py`` keeps one limiter per account. All methods are cheap and
+non-blocking, so the async client calls them on its event loop; a lock makes them safe for the threads of a sync
+client. Times are :func:`time.monotonic` seconds, given by the caller (the retry loop in ``_core.py`` passes a
+clock that also advances by the sleeps it asked for).
 """
 
 from __future__ import annotations
@@ -40,21 +40,16 @@ import logging
 import math
 import threading
 import time
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_analytics.wire._pace import MIN_RATE, SendSpan, probe_rate
 from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders
 from airflow_provider_analytics.wire._recent import LastSecondCount
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
-# A pace is never below this (requests per second): a limit that low is paced by its pauses.
-MIN_RATE = 0.5
-# The pace restarts at this share of the rate a refusal came at, and crosses it again after PROBE_SECONDS.
-RESTART_SHARE = 0.97
-PROBE_SECONDS = 120.0
 # A refusal this soon after the last pause ended means the ceiling was far too high: cut it harder.
 QUICK_REFUSAL_SECONDS = 5.0
 QUICK_REFUSAL_CUT = 0.85
@@ -62,9 +57,6 @@ QUICK_REFUSAL_CUT = 0.85
 HEADER_SHARE = 0.95
 # Pacing starts when a window has this share of its limit left (or less).
 HEADER_LOW_SHARE = 0.1
-# Refusals under the headers' cap (other processes on the token) cut this process's pace to no less than this share
-# of the cap: it yields room to the others without letting a burst of their refusals starve its own waits.
-HEADER_FLOOR_SHARE = 0.5
 # Even Retry-After: 0 pauses this long: a platform that says "now" to every refusal cannot make it spin.
 MIN_PAUSE = 0.05
 # A pause longer than this logs one WARNING: requests held that long are seen, not a silent hang.
@@ -78,14 +70,6 @@ RECOVER_SECONDS = 30.0
 BINDING_SECONDS = 5.0
 # A request waiting for its turn asks again at least this often (a pace learnt meanwhile may bring it forward).
 RECHECK_SECONDS = 1.0
-# No span of this many seconds holds more sends than the pace allows in it: a window of the platform that sees
-# one send more refuses it (or reads Remaining 0 and pauses everyone). Sends that came late (a busy event loop)
-# may catch up within it. At most SENT_LOG_MAX send times are kept; a faster pace checks a shorter span.
-SPAN_SECONDS = 1.0
-SENT_LOG_MAX = 2048
-# The probe grows as if the ceiling were at least this many requests per second, so that a refusal that
-# came when little was sent (a ceiling near zero) does not hold the pace near zero for long.
-PROBE_FLOOR = 10.0
 
 
 @dataclass(frozen=True)
@@ -121,12 +105,12 @@ class RateLimiter:
         self._paused_by: Pause | None = None  # the header behind the current pause, for errors and the warning
         self._episode_at = -math.inf  # when the last refusal that cut the pace came
         # The schedule of turns: turn k may go at anchor_time + (k - anchor_turn) / rate, and no span of
-        # SPAN_SECONDS holds more sends than the pace allows (``_sent``: the latest send times, bounded).
+        # _pace.SPAN_SECONDS holds more sends than the pace allows (``_sent``: the latest send times, bounded).
         self._next_turn = 0
         self._served = 0  # one past the highest turn sent
         self._anchor_turn = 0
         self._anchor_time = 0.0
-        self._sent: deque[float] = deque(maxlen=SENT_LOG_MAX)
+        self._sent = SendSpan()
         self._last_delayed = -math.inf
         self._successes = LastSecondCount()  # the rate a first refusal came at
         # Figures for the log lines and for snapshot().
@@ -173,7 +157,7 @@ class RateLimiter:
             if not self.throttled:
                 return 0.0
             self._regrow(now)
-            gate = max(self._pause_until, self._span_gate(now))
+            gate = max(self._pause_until, self._sent.gate(now, self._rate))
             due = self._due(turn.number)
             if due < gate and gate > now and turn.number >= self._served:
                 # The schedule fell behind what may be sent (the second's budget is spent, or a pause): this turn
@@ -195,7 +179,7 @@ class RateLimiter:
         with self._lock:
             if not self.throttled:
                 return
-            self._sent.append(now)
+            self._sent.add(now)
             self._served = max(self._served, turn.number + 1)
             waited = now - turn.asked_at
             if waited > 1.0 / self._rate:
@@ -311,16 +295,6 @@ class RateLimiter:
 
     # The pace -----------------------------------------------------------------------------------------
 
-    def _span_gate(self, now: float) -> float:
-        """When the span's budget next has room: now, or when the oldest send in it leaves the span."""
-        budget = max(1, min(SENT_LOG_MAX, math.floor(self._rate * SPAN_SECONDS)))
-        span = SPAN_SECONDS if budget < SENT_LOG_MAX else budget / self._rate
-        while self._sent and self._sent[0] <= now - span:
-            self._sent.popleft()
-        if len(self._sent) < budget:
-            return now
-        return self._sent[-budget] + span
-
     def _pause(self, now: float, asked: float, header: str, max_pause: float) -> None:
         """No request for ``asked`` seconds, ``max_pause`` at most; then the turns go in order, one turn apart.
 
@@ -358,15 +332,8 @@ class RateLimiter:
         self._anchor_turn, self._anchor_time = self._served, at
 
     def _paced(self, now: float) -> float:
-        """The cubic probe: just under the ceiling at first, over it after PROBE_SECONDS, faster after."""
-        if self._header_cap is not None and not self._ceiling:  # the headers alone: they say what is allowed
-            return self._header_cap
-        elapsed = max(0.0, now - self._probe_from) / PROBE_SECONDS
-        probe = max(self._ceiling, PROBE_FLOOR) * (1 - RESTART_SHARE) * elapsed**3
-        rate = self._ceiling * RESTART_SHARE + probe
-        if self._header_cap is not None:
-            rate = min(max(rate, HEADER_FLOOR_SHARE * self._header_cap), self._header_cap)
-        return max(MIN_RATE, rate)
+        """The pace at ``now`` on the cubic probe from the last restart (``_pace.py``)."""
+        return probe_rate(self._ceiling, self._header_cap, now - self._probe_from)
 
     def _regrow(self, now: float) -> None:
         # The pace follows the probe curve; recomputed at most every 0.25 s so turns are rarely re-anchored.
