@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
 import weakref
 from collections.abc import Generator
@@ -27,10 +26,11 @@ import httpx
 from airflow_provider_analytics import __version__
 from airflow_provider_analytics.wire._accounts import limiter_for
 from airflow_provider_analytics.wire._bodies import ACCEPT_ENCODING, BoundedBody, loads_json
-from airflow_provider_analytics.wire._contract import HEADER_REQUEST_ID, HEADER_WORKSPACE, LIFECYCLE_HEADERS
+from airflow_provider_analytics.wire._contract import HEADER_REQUEST_ID, HEADER_WORKSPACE
 from airflow_provider_analytics.wire._deadline import current_call_deadline
 from airflow_provider_analytics.wire._endpoints import Call, RequestSpec, list_workflows
 from airflow_provider_analytics.wire._error_answers import api_error_from_response, platform_error_object
+from airflow_provider_analytics.wire._lifecycle_notices import LIFECYCLE_NOTICES
 from airflow_provider_analytics.wire._redaction import may_hide_escapes, remember_secret, scrub_body, scrub_value
 from airflow_provider_analytics.wire._throttle import Turn
 from airflow_provider_analytics.wire._tls import root_cause, tls_context, transport_error
@@ -84,34 +84,6 @@ class Answer:
 Step: TypeAlias = Send | Sleep
 Reply: TypeAlias = Answer | httpx.TransportError | None  # what a transport hands back for a step
 Exchange: TypeAlias = Generator[Step, Reply, Answer]
-
-
-class _LifecycleNotices:
-    """Logs each ``Deprecation``/``Sunset`` header once per process for each (header, route)."""
-
-    def __init__(self) -> None:
-        self._seen: set[tuple[str, str]] = set()
-        self._lock = threading.Lock()
-
-    def note(self, spec: RequestSpec, response: httpx.Response) -> None:
-        for header in LIFECYCLE_HEADERS:
-            value = response.headers.get(header)
-            if value is None:
-                continue
-            with self._lock:
-                if (header, spec.route) in self._seen:
-                    continue
-                self._seen.add((header, spec.route))
-            log.warning(
-                "The Analytics Platform sent %s: %s for %s %s; plan to move off this endpoint",
-                header,
-                clean_text(value, 200),
-                spec.method,
-                spec.route,
-            )
-
-
-LIFECYCLE_NOTICES = _LifecycleNotices()
 
 
 class BaseAnalyticsClient:
