@@ -2,7 +2,9 @@
 
 The client reads the raw bytes off the connection and decodes ``gzip``/``deflate`` itself, a bounded
 piece at a time: a 1 MiB gzip bomb that would inflate to 1 GiB stops at the limit, having used about the
-limit's worth of memory, instead of being inflated whole by the transport first.
+limit's worth of memory, instead of being inflated whole by the transport first. Hand-written because httpx
+has no size limit, and its decoders inflate each chunk whole (``decompress`` without ``max_length``): one
+64 KiB chunk of a bomb is already about 64 MiB.
 """
 
 from __future__ import annotations

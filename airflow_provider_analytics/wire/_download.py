@@ -3,6 +3,8 @@
 Memory stays flat: the body goes to the output chunk by chunk, as the transport reads it, while it is
 hashed. Where the bytes end up (a local temporary file, an object store) is the caller's business; this
 module only writes to a binary file object and says whether what it wrote is the whole, correct file.
+Hand-written because no HTTP library checks ``Repr-Digest`` (RFC 9530) or resumes a download, and a digest of
+the representation spans every resumed ``Range`` part: only the loop that resumes can keep the hash going.
 """
 
 from __future__ import annotations
