@@ -1,11 +1,13 @@
-"""The httpx transports the clients send through: httpcore connection pools on the deadline backends.
+"""The httpx transports the clients send through: httpcore connection pools that keep the request's deadline.
 
 httpx's own ``HTTPTransport`` offers no way to choose its pool's network backend, and the network backend is
-where :mod:`~airflow_provider_analytics.wire._deadline` bounds every connect, read and write by the request's
-deadline. So the transports are built here from public parts only: httpcore's pools take
-``network_backend=``, and httpx sends through any ``BaseTransport`` / ``AsyncBaseTransport``. This is what
-httpx's ``HTTPTransport`` does (request in, response and its stream out, httpcore's errors turned into httpx's),
-so the clients, their error mapping and their tests see the same requests, answers and exceptions.
+where :mod:`~airflow_provider_analytics.wire._deadline` bounds every blocking connect, read and write by the
+request's deadline; the asyncio transport runs each request and each read of its body under
+:func:`asyncio.timeout_at` instead (``_deadline.AsyncRequestDeadline``). So the transports are built here from
+public parts only: httpcore's pools take ``network_backend=`` and a ``trace`` extension, and httpx sends through
+any ``BaseTransport`` / ``AsyncBaseTransport``. This is what httpx's ``HTTPTransport`` does (request in, response
+and its stream out, httpcore's errors turned into httpx's), so the clients, their error mapping and their tests
+see the same requests, answers and exceptions.
 
 Proxies are read from the environment as httpx reads them for a client built without a transport
 (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, through :func:`urllib.request.getproxies`), and
@@ -25,7 +27,7 @@ from urllib.request import getproxies
 import httpcore
 import httpx
 
-from airflow_provider_analytics.wire._deadline import ASYNC_DEADLINE_BACKEND, DEADLINE_BACKEND
+from airflow_provider_analytics.wire._deadline import DEADLINE_BACKEND, AsyncRequestDeadline, RequestPhase
 
 # httpcore's exceptions and httpx's public ones for them (the table httpx's HTTPTransport keeps). A subclass
 # maps to the entry of its nearest listed ancestor (see httpx_error), so a ConnectTimeout never becomes a
@@ -81,10 +83,11 @@ class _HttpxErrors:
 HTTPX_ERRORS = _HttpxErrors()
 
 
-def httpcore_request(request: httpx.Request) -> httpcore.Request:
+def httpcore_request(request: httpx.Request, trace: RequestPhase | None = None) -> httpcore.Request:
     """The httpcore form of an httpx request; the body stream and extensions (timeouts) pass as they are.
 
     :param request: the request httpx built.
+    :param trace: the ``trace`` extension to send it with instead of its own (which it calls on).
     """
     url = request.url
     return httpcore.Request(
@@ -92,7 +95,7 @@ def httpcore_request(request: httpx.Request) -> httpcore.Request:
         url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
         headers=request.headers.raw,
         content=request.stream,
-        extensions=request.extensions,
+        extensions=request.extensions if trace is None else {**request.extensions, "trace": trace},
     )
 
 
@@ -124,18 +127,16 @@ class _PoolKinds:
     direct: type[Any]
     http_proxy: type[Any]
     socks_proxy: type[Any]
-    backend: httpcore.NetworkBackend | httpcore.AsyncNetworkBackend
+    backend: httpcore.NetworkBackend | None  # None: httpcore's own (AnyIO on asyncio)
 
 
 _SYNC_POOLS = _PoolKinds(httpcore.ConnectionPool, httpcore.HTTPProxy, httpcore.SOCKSProxy, DEADLINE_BACKEND)
-_ASYNC_POOLS = _PoolKinds(
-    httpcore.AsyncConnectionPool, httpcore.AsyncHTTPProxy, httpcore.AsyncSOCKSProxy, ASYNC_DEADLINE_BACKEND
-)
+_ASYNC_POOLS = _PoolKinds(httpcore.AsyncConnectionPool, httpcore.AsyncHTTPProxy, httpcore.AsyncSOCKSProxy, None)
 
 
 def _pool(kinds: _PoolKinds, settings: PoolSettings, proxy: httpx.Proxy | None) -> Any:
     """One connection pool: direct, through an HTTP(S) proxy, or through a SOCKS proxy (needs ``socksio``)."""
-    options = {**settings.options(), "network_backend": kinds.backend}
+    options = settings.options() if kinds.backend is None else {**settings.options(), "network_backend": kinds.backend}
     if proxy is None:
         return kinds.direct(**options)
     url = httpcore.URL(
@@ -225,7 +226,8 @@ class _Body(httpx.SyncByteStream):
 
 
 class AsyncDeadlineTransport(httpx.AsyncBaseTransport):
-    """An asyncio httpx transport over an httpcore pool whose every network operation keeps the deadline.
+    """An asyncio httpx transport over an httpcore pool that ends each request, and each read of its body, by the
+    request's deadline (``_deadline.AsyncRequestDeadline``).
 
     :param pool: an httpcore ``AsyncConnectionPool``, ``AsyncHTTPProxy`` or ``AsyncSOCKSProxy``.
     """
@@ -238,8 +240,10 @@ class AsyncDeadlineTransport(httpx.AsyncBaseTransport):
 
         :param request: the request httpx built.
         """
+        phase = RequestPhase(request.extensions.get("trace"))
         with HTTPX_ERRORS:
-            answer = await self.pool.handle_async_request(httpcore_request(request))
+            async with AsyncRequestDeadline(phase):
+                answer = await self.pool.handle_async_request(httpcore_request(request, phase))
         stream = answer.stream
         assert isinstance(stream, AsyncIterable)  # an asyncio pool's answers always are
         return httpx.Response(
@@ -256,8 +260,13 @@ class _AsyncBody(httpx.AsyncByteStream):
         self._stream = stream
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        parts = aiter(self._stream)
         with HTTPX_ERRORS:
-            async for part in self._stream:
+            while True:
+                async with AsyncRequestDeadline():  # each read by the deadline of the request that is reading
+                    part = await anext(parts, None)
+                if part is None:
+                    return
                 yield part
 
     async def aclose(self) -> None:
