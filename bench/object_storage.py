@@ -108,7 +108,7 @@ def write(runs: dict[str, list[dict[str, float]]]) -> None:
         "# A 1 GiB report to S3 (moto's server on loopback)", "", machine(), "",
         md_table(["way", "seconds per run", "median s", "speed vs baseline", "peak RSS MB", "RSS growth MB"], rows),
         "", "Speed vs baseline: the baseline's median time over this row's (higher is faster). The baseline",
-        "writes the whole file to local disk first; the provider overlaps receiving and uploading and keeps",
+        "writes the whole file to local disk first; the provider streams into the upload as it receives and keeps",
         "no copy. moto keeps uploads in memory and on its own disk: a real S3 endpoint's figures differ.", "",
     ])  # fmt: skip
     (RESULTS / "object_storage.md").write_text(text)
