@@ -12,7 +12,30 @@ from pathlib import Path
 
 import pytest
 
-_AIRFLOW_HOME = Path(tempfile.mkdtemp(prefix="apa-airflow-home-"))
+_HOME_PREFIX = "apa-airflow-home-"
+
+
+def _remove_homes_of_killed_runs() -> None:
+    """Remove the AIRFLOW_HOMEs that runs killed before ``pytest_sessionfinish`` left behind.
+
+    Each home is named after the process that made it; one whose process is gone is nobody's any more.
+    """
+    import shutil
+
+    for home in Path(tempfile.gettempdir()).glob(f"{_HOME_PREFIX}*-*"):
+        pid = home.name[len(_HOME_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(home, ignore_errors=True)
+        except PermissionError:
+            pass  # a live process of another user
+
+
+_remove_homes_of_killed_runs()
+_AIRFLOW_HOME = Path(tempfile.mkdtemp(prefix=f"{_HOME_PREFIX}{os.getpid()}-"))
 os.environ["AIRFLOW_HOME"] = str(_AIRFLOW_HOME)
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
