@@ -25,13 +25,16 @@ class DownloadResult:
     :param size: bytes written.
     :param sha256: hex sha-256 of the file.
     :param content_type: the file's media type.
+    :param kept: the file was already there with exactly the report's size and sha-256 (an earlier try wrote it),
+        so nothing was downloaded; not part of :meth:`to_dict`, which describes the file, not how it got there.
     """
 
     uri: str
     size: int
     sha256: str
     content_type: str | None
+    kept: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-compatible dict (for XCom)."""
+        """A JSON-compatible dict (for XCom and asset events): the file's ``uri``, ``size``, ``sha256`` and type."""
         return {"uri": self.uri, "size": self.size, "sha256": self.sha256, "content_type": self.content_type}

@@ -9,7 +9,11 @@ Everything here runs before any byte is written; nothing here writes the file.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,7 @@ from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 # A pathlib.Path or an airflow.sdk.ObjectStoragePath: both offer the same file API used here.
 AnyPath = Any
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -131,9 +136,41 @@ def refuse_existing(target: AnyPath, overwrite: bool) -> None:
     Neither writer refuses an existing target by itself (a local file is moved into place with
     ``os.replace``, an upload completes over any object), so this is the guard: call it right before writing.
     """
+    _forget_listings(target)
+    if not overwrite and target.exists():
+        raise AnalyticsInputError(f"{target} already exists: pass overwrite=True to replace it, or pick another path")
+
+
+def holds_report(target: AnyPath, report: Mapping[str, Any]) -> bool:
+    """Whether ``target`` already holds exactly the report's content: its ``size_bytes`` and its ``sha256``.
+
+    What an earlier try of the same download left when its process was lost after the file was in place and
+    before the task could report it. The file is read (and hashed) only when its size is the report's; a report
+    that is not ``ready``, or whose size or digest is missing or malformed, is never held.
+
+    :param target: the file to look at.
+    :param report: the report as the platform last described it (untrusted: checked here).
+    """
+    size, sha256 = report.get("size_bytes"), report.get("sha256")
+    if report.get("status") != "ready" or type(size) is not int or size < 0:
+        return False
+    if not isinstance(sha256, str) or not _SHA256_HEX.fullmatch(sha256.lower()):
+        return False
+    _forget_listings(target)
+    digest = hashlib.sha256()
+    try:
+        if not target.is_file() or target.stat().st_size != size:
+            return False
+        with target.open("rb") as file:
+            while chunk := file.read(1024 * 1024):
+                digest.update(chunk)
+    except OSError:  # gone or unreadable meanwhile: not held, so the usual refusal names it
+        return False
+    return hmac.compare_digest(digest.hexdigest(), sha256.lower())
+
+
+def _forget_listings(target: AnyPath) -> None:
     if local_path_of(target) is None:
         # s3fs answers exists() from listings it cached (Destination.parse's is_dir()): ask the store itself.
         with contextlib.suppress(Exception):
             target.fs.invalidate_cache(target.path)
-    if not overwrite and target.exists():
-        raise AnalyticsInputError(f"{target} already exists: pass overwrite=True to replace it, or pick another path")

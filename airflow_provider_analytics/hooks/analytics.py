@@ -409,7 +409,13 @@ class AnalyticsHook(AnalyticsBaseHook):
         return self.call(endpoints.cancel_report(report_id))
 
     def download_report(
-        self, report_id: str, destination: Any, overwrite: bool = False, *, report: Mapping[str, Any] | None = None
+        self,
+        report_id: str,
+        destination: Any,
+        overwrite: bool = False,
+        *,
+        report: Mapping[str, Any] | None = None,
+        keep_identical: bool = False,
     ) -> DownloadResult:
         """Stream a ready report to a local path or an ``ObjectStoragePath`` URI, verified before it appears.
 
@@ -421,10 +427,14 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param overwrite: replace an existing file; without it an existing target fails before downloading.
         :param report: the report as last fetched (``get_report``); its ``size_bytes`` and ``sha256`` then
             bound and check the file as well.
+        :param keep_identical: without ``overwrite``, an existing target with exactly ``report``'s size and
+            sha-256 is kept and returned (``kept=True``) instead of refused; needs ``report``.
         """
         from airflow_provider_analytics.destinations._download import download_report_to
 
-        return download_report_to(self.client, report_id, destination, overwrite=overwrite, report=report)
+        return download_report_to(
+            self.client, report_id, destination, overwrite=overwrite, report=report, keep_identical=keep_identical
+        )
 
     # Definitions kept as code (docs/guides/apply-definitions.md) ------------------------------------------
 

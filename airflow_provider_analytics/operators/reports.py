@@ -86,7 +86,9 @@ class DownloadReportOperator(RemoteWaitOperator):
 
     :param report_id: the report to download (templated).
     :param destination: a file path or URI, or a folder ending in ``/`` (templated).
-    :param overwrite: replace an existing file; without it an existing target fails before downloading.
+    :param overwrite: replace an existing file; without it an existing target fails before downloading. A retry
+        keeps a file that already holds exactly the report (its ``size_bytes`` and ``sha256``): an earlier try
+        wrote it and was lost before it could report it, so the retry reports it instead of failing.
     :param deferrable: wait for readiness in the triggerer (default: ``[operators] default_deferrable``).
     :param poll_interval: seconds (or a ``timedelta``) between readiness checks (default 10).
     :param timeout: seconds (or a ``timedelta``) to wait for readiness at most (default 3600).
@@ -123,7 +125,9 @@ class DownloadReportOperator(RemoteWaitOperator):
         operators._runtime.validate_id(self.report_id, "report_id")
         # Parsed once for this task step (on an object store, is_dir() is a request) and handed to the hook.
         where = operators._runtime.Destination.parse(self.destination)
-        if not where.is_folder:  # fail before waiting; the hook checks again right before it writes
+        # Fail before waiting; the hook checks again right before it writes. A retry's existing file may be the
+        # one its earlier try wrote: only the ready report can tell, so the hook decides that one.
+        if not where.is_folder and (operators._runtime.try_number_of(context) or 1) == 1:
             operators._runtime.refuse_existing(where.path, self.overwrite)
         report: RemoteJob = self.job.from_target({"report_id": self.report_id})
         deadline = self.begin_try(context).deadline
@@ -151,9 +155,14 @@ class DownloadReportOperator(RemoteWaitOperator):
     def _download(self, context: Context, report: Mapping[str, Any], parsed: object = None) -> str:
         # parsed: the destination execute parsed in this task step; a resumed step (execute_complete) has none.
         destination = self.destination if parsed is None else parsed
-        result = self.hook.download_report(self.report_id, destination, overwrite=self.overwrite, report=report)
-        self.log.info("Downloaded report %s to %s (%d bytes, sha256 %s)", self.report_id, result.uri, result.size,
-                      result.sha256)  # fmt: skip
+        retry = (operators._runtime.try_number_of(context) or 1) > 1
+        result = self.hook.download_report(
+            self.report_id, destination, overwrite=self.overwrite, report=report, keep_identical=retry
+        )
+        # Kept: an earlier try wrote the file and was lost before it could say so (holds_report checked it).
+        said = "Kept report %s at %s (%d bytes, sha256 %s): an earlier try wrote it; nothing downloaded again"
+        self.log.info(said if result.kept else "Downloaded report %s to %s (%d bytes, sha256 %s)", self.report_id,
+                      result.uri, result.size, result.sha256)  # fmt: skip
         context["ti"].xcom_push(key="download", value=result.to_dict())
         for outlet in self.outlets:
             if isinstance(outlet, operators._runtime.Asset):  # a Dataset on Airflow 2

@@ -41,6 +41,18 @@ EXTENSION_BY_CONTENT_TYPE = {
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
     "text/html": "html",
 }
+
+
+def media_type_of(value: object) -> str | None:
+    """A ``Content-Type`` (or a report's ``content_type``) without its parameters, lower case; ``None`` if absent.
+
+    :param value: the header's or the field's value, untrusted.
+    """
+    if not isinstance(value, str):
+        return None
+    return value.split(";")[0].strip().lower() or None
+
+
 _CONTENT_RANGE = re.compile(r"^bytes ([0-9]{1,19})-([0-9]{1,19})/([0-9]{1,19})$")
 _CONTENT_LENGTH = re.compile(r"^[0-9]{1,19}$")
 # A download may take its timeout plus the time this rate needs for the announced size: slow links
@@ -229,8 +241,7 @@ class ReportStream:
     @property
     def content_type(self) -> str | None:
         """The file's media type, without parameters."""
-        value = self._headers.get("Content-Type")
-        return value.split(";")[0].strip().lower() if value else None
+        return media_type_of(self._headers.get("Content-Type"))
 
     @property
     def extension(self) -> str:

@@ -22,7 +22,7 @@ from airflow_provider_analytics.version_compat import object_storage_paths_work
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, DownloadIntegrityError
 from tests.object_storage.conftest import BUCKET
-from tests.support.context import make_context
+from tests.support.context import make_context, retry_context
 from tests.support.fixtures import make_config
 from tests.support.reports import download_requests, ready_report
 from tests.support.s3 import CONN_ID, objects, open_uploads
@@ -160,6 +160,29 @@ def test_the_operator_asks_the_store_about_its_destination_once(
     assert (parse, s3_calls[-1:]) == (1, ["put_object"])
     assert len(s3_calls) == parse + 2 * check + 1, s3_calls
     assert body_of(s3, "daily/sales.pdf")[:4] == b"%PDF"
+
+
+def test_a_retry_keeps_the_object_its_lost_try_uploaded(
+    hook: AnalyticsHook, sandbox: SandboxServer, s3: Any, s3_calls: list[str]
+) -> None:
+    # Try 1 completed the upload and was lost before it could report it: try 2 reads the object back (its size,
+    # then its bytes for the sha-256) and reports it, uploading and downloading nothing.
+    report = ready_report(hook, sandbox)
+    uri = "s3://exports/daily/sales.pdf"
+    DownloadReportOperator(task_id="t", report_id=report["id"], destination=uri).execute(make_context())
+    downloads = len(download_requests(sandbox))
+    s3_calls.clear()
+    retry = retry_context(2)
+
+    assert DownloadReportOperator(task_id="t", report_id=report["id"], destination=uri).execute(retry) == uri
+
+    assert not {"put_object", "create_multipart_upload"} & set(s3_calls), s3_calls
+    assert len(download_requests(sandbox)) == downloads
+    assert (
+        retry["ti"].xcom["download"]["sha256"]
+        == report["sha256"]
+        == hashlib.sha256(body_of(s3, "daily/sales.pdf")).hexdigest()
+    )
 
 
 def test_existing_key_in_a_folder_is_refused_without_writing(
