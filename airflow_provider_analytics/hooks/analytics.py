@@ -6,16 +6,19 @@ leaves the provider. A read of work waited on goes through :meth:`AnalyticsHook.
 connection again after a refused token (``hooks/_reread.py``).
 
 Cheap to import, as every DAG file using an operator does at each parse: the wire layer (client, transports,
-limiter, request builders) is imported by the methods that send, and ``AnalyticsAsyncHook`` on first lookup.
+limiter, request builders) comes with ``hooks._sending`` on a hook's first use, and ``AnalyticsAsyncHook`` on
+first lookup.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from airflow_provider_analytics import hooks  # its _sending: what the methods send with, loaded on first use
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook
 
 if TYPE_CHECKING:
@@ -91,17 +94,12 @@ class AnalyticsHook(AnalyticsBaseHook):
     @cached_property
     def client(self) -> AnalyticsClient:
         """The configured client, built on first use."""
-        from airflow_provider_analytics.connection._config import masked_config
-        from airflow_provider_analytics.wire.client import AnalyticsClient
-
-        return AnalyticsClient(masked_config(self.connection))
+        return hooks._sending.AnalyticsClient(hooks._sending.masked_config(self.connection))
 
     @property
     def ui_url(self) -> str | None:
         """The platform UI's base URL (the ``ui_url`` extra), for links; ``None`` when unset."""
-        from airflow_provider_analytics.connection._config import ui_url_of
-
-        return ui_url_of(self.connection)
+        return hooks._sending.ui_url_of(self.connection)
 
     def get_conn(self) -> AnalyticsClient:
         """Return the configured :class:`~airflow_provider_analytics.wire.client.AnalyticsClient`."""
@@ -121,11 +119,9 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param operation: the read, given this hook.
         :param refusals: the wait's memory of its re-reads, and the logger that says when one is used.
         """
-        from airflow_provider_analytics.wire.errors import UnauthenticatedError
-
         try:
             result = operation(self)
-        except UnauthenticatedError:
+        except hooks._sending.UnauthenticatedError:
             if not refusals.worth_rereading(time.monotonic()) or not self.reload_connection():
                 raise
             refusals.reread(time.monotonic())
@@ -138,10 +134,8 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :return: whether anything changed.
         """
-        from airflow_provider_analytics.connection._config import masked_config
-
         fresh = self.get_connection(self.analytics_conn_id)
-        if "client" in self.__dict__ and self.client.config == masked_config(fresh):
+        if "client" in self.__dict__ and self.client.config == hooks._sending.masked_config(fresh):
             return False
         self.close()
         self.__dict__["connection"] = fresh
@@ -163,9 +157,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
     def list_charts(self) -> list[Chart]:
         """List the workspace's charts."""
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.call(endpoints.list_charts())
+        return self.call(hooks._sending.endpoints.list_charts())
 
     def create_chart(
         self,
@@ -185,11 +177,10 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param options: drawing options.
         :param idempotency_key: makes a repeat of this call return the first chart instead of a second one.
         """
-        from airflow_provider_analytics.connection._config import register_secrets
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        register_secrets(options)  # before it is sent: a platform may echo it back (wire/_redaction.py)
-        return self.call(endpoints.create_chart(name, type, data_source_id, query, options, idempotency_key))
+        hooks._sending.register_secrets(options)  # before it is sent: a platform may echo it back (wire/_redaction.py)
+        return self.call(
+            hooks._sending.endpoints.create_chart(name, type, data_source_id, query, options, idempotency_key)
+        )
 
     def iter_chart_data(self, chart_id: str, page_size: int = 100) -> ChartRows:
         """Iterate a chart's rows lazily across pages; ``.columns`` is set once the first page arrives.
@@ -197,10 +188,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param chart_id: the chart's id.
         :param page_size: rows per request (1-100).
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-        from airflow_provider_analytics.wire._pagination import ChartRows
-
-        return ChartRows(self.client.paginate(endpoints.chart_data(chart_id, page_size)))
+        return hooks._sending.ChartRows(self.client.paginate(hooks._sending.endpoints.chart_data(chart_id, page_size)))
 
     # Workflows ------------------------------------------------------------------------------------------
 
@@ -209,9 +197,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param page_size: workflows per request (1-100).
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.client.paginate(endpoints.list_workflows(page_size))
+        return self.client.paginate(hooks._sending.endpoints.list_workflows(page_size))
 
     def create_workflow(
         self,
@@ -227,11 +213,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param description: optional description.
         :param idempotency_key: makes a repeat of this call return the first workflow.
         """
-        from airflow_provider_analytics.connection._config import register_secrets
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        register_secrets(configuration)
-        return self.call(endpoints.create_workflow(name, configuration, description, idempotency_key))
+        hooks._sending.register_secrets(configuration)
+        return self.call(hooks._sending.endpoints.create_workflow(name, configuration, description, idempotency_key))
 
     def execute_workflow(
         self, workflow_id: str, inputs: Mapping[str, Any] | None = None, idempotency_key: str | None = None
@@ -242,11 +225,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param inputs: the execution's inputs.
         :param idempotency_key: the same key within 24 h returns the first execution instead of starting one.
         """
-        from airflow_provider_analytics.connection._config import register_secrets
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        register_secrets(inputs)
-        return self.call(endpoints.execute_workflow(workflow_id, inputs, idempotency_key))
+        hooks._sending.register_secrets(inputs)
+        return self.call(hooks._sending.endpoints.execute_workflow(workflow_id, inputs, idempotency_key))
 
     def get_execution(self, workflow_id: str, execution_id: str) -> Execution:
         """Fetch an execution's current state.
@@ -254,9 +234,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param workflow_id: the workflow's id.
         :param execution_id: the execution's id.
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.call(endpoints.get_execution(workflow_id, execution_id))
+        return self.call(hooks._sending.endpoints.get_execution(workflow_id, execution_id))
 
     def cancel_execution(self, workflow_id: str, execution_id: str) -> Execution:
         """Cancel a queued or running execution (409 :class:`ConflictError` when it already finished).
@@ -264,17 +242,13 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param workflow_id: the workflow's id.
         :param execution_id: the execution's id.
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.call(endpoints.cancel_execution(workflow_id, execution_id))
+        return self.call(hooks._sending.endpoints.cancel_execution(workflow_id, execution_id))
 
     # Data sources ---------------------------------------------------------------------------------------
 
     def list_data_sources(self) -> list[DataSource]:
         """List the workspace's data sources (secret connection fields are never returned)."""
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.call(endpoints.list_data_sources())
+        return self.call(hooks._sending.endpoints.list_data_sources())
 
     def connect_data_source(
         self, name: str, type: str, connection: Mapping[str, Any], idempotency_key: str | None = None
@@ -286,20 +260,15 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param connection: connection settings; secret fields are write-only.
         :param idempotency_key: makes a repeat of this call return the first data source.
         """
-        from airflow_provider_analytics.connection._config import register_secrets
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        register_secrets(connection)
-        return self.call(endpoints.connect_data_source(name, type, connection, idempotency_key))
+        hooks._sending.register_secrets(connection)
+        return self.call(hooks._sending.endpoints.connect_data_source(name, type, connection, idempotency_key))
 
     def get_sync_status(self, data_source_id: str) -> SyncState:
         """Fetch a data source's sync status.
 
         :param data_source_id: the data source's id.
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.call(endpoints.get_sync_status(data_source_id))
+        return self.call(hooks._sending.endpoints.get_sync_status(data_source_id))
 
     # Dashboards -----------------------------------------------------------------------------------------
 
@@ -308,9 +277,7 @@ class AnalyticsHook(AnalyticsBaseHook):
 
         :param page_size: dashboards per request (1-100).
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.client.paginate(endpoints.list_dashboards(page_size))
+        return self.client.paginate(hooks._sending.endpoints.list_dashboards(page_size))
 
     def create_dashboard(
         self,
@@ -328,9 +295,7 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param layout: chart placements; every chart must exist.
         :param idempotency_key: makes a repeat of this call return the first dashboard.
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.call(endpoints.create_dashboard(name, description, tags, layout, idempotency_key))
+        return self.call(hooks._sending.endpoints.create_dashboard(name, description, tags, layout, idempotency_key))
 
     def update_dashboard(
         self,
@@ -354,19 +319,14 @@ class AnalyticsHook(AnalyticsBaseHook):
             dashboard stands at ``if_match + 1`` holding exactly this update, that dashboard is returned
             (one listing of the dashboards to read it; :mod:`~airflow_provider_analytics.wire._conditional`).
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-        from airflow_provider_analytics.wire._conditional import send_update
-
-        update = endpoints.update_dashboard(dashboard_id, name, description, tags, layout, if_match)
-        return send_update(self, update, dashboard_id, self.log)
+        update = hooks._sending.endpoints.update_dashboard(dashboard_id, name, description, tags, layout, if_match)
+        return hooks._sending.send_update(self, update, dashboard_id, self.log)
 
     # Reports --------------------------------------------------------------------------------------------
 
     def list_reports(self) -> list[Report]:
         """List the workspace's reports."""
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.call(endpoints.list_reports())
+        return self.call(hooks._sending.endpoints.list_reports())
 
     def generate_report(
         self,
@@ -384,29 +344,24 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param parameters: report parameters.
         :param idempotency_key: the same key within 24 h returns the first report instead of a new one.
         """
-        from airflow_provider_analytics.connection._config import register_secrets
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        register_secrets(parameters)
-        return self.call(endpoints.generate_report(dashboard_ids, format, name, parameters, idempotency_key))
+        hooks._sending.register_secrets(parameters)
+        return self.call(
+            hooks._sending.endpoints.generate_report(dashboard_ids, format, name, parameters, idempotency_key)
+        )
 
     def get_report(self, report_id: str) -> Report:
         """Fetch a report's current state.
 
         :param report_id: the report's id.
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.call(endpoints.get_report(report_id))
+        return self.call(hooks._sending.endpoints.get_report(report_id))
 
     def cancel_report(self, report_id: str) -> Report:
         """Stop generating a report; it ends ``failed`` (409 :class:`ConflictError` when it already finished).
 
         :param report_id: the report's id.
         """
-        from airflow_provider_analytics.wire import _endpoints as endpoints
-
-        return self.call(endpoints.cancel_report(report_id))
+        return self.call(hooks._sending.endpoints.cancel_report(report_id))
 
     def download_report(
         self,
@@ -461,7 +416,6 @@ class AnalyticsHook(AnalyticsBaseHook):
             map index), never something a later run shares. Default: a seed unique to this call, so nothing is
             replayed (a retry of the calling task then creates what its plan still lists as new).
         """
-        import uuid
 
         from airflow_provider_analytics.definitions._apply import apply_plan
 
