@@ -20,6 +20,7 @@ see :func:`needs_airflow`.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from unittest import mock
 
 import pytest
 from packaging.version import Version
@@ -108,8 +110,28 @@ def migrate_db() -> None:
 
 
 def run_dag_test(dag: Any, conf: dict[str, Any]) -> Any:
-    """``dag.test(run_conf=conf)``, the same call on every release; returns the finished ``DagRun``."""
-    return dag.test(run_conf=conf)
+    """``dag.test(run_conf=conf)``, the same call on every release; returns the finished ``DagRun``.
+
+    On 3.x every task ``dag.test()`` runs asks ``in_process_api_server()`` for an in-process execution API, and
+    each new one builds its FastAPI app (Cadwyn's versioned routes: about 5 s of CPU on 3.0-3.2) and leaves
+    an event-loop thread behind. The runs here share one per process, as Airflow's own triggerer and DAG
+    processor do for their lifetime: the tasks still reach the same routes over the same transport, and
+    ``dag.test()`` still gives each task its own ``DBDagBag``.
+    """
+    if not AIRFLOW_V_3_0_PLUS:
+        return dag.test(run_conf=conf)
+    from airflow.sdk.execution_time import supervisor
+
+    with mock.patch.object(supervisor, "in_process_api_server", _shared_execution_api):
+        return dag.test(run_conf=conf)
+
+
+@functools.cache
+def _shared_execution_api() -> Any:
+    """The process's one in-process execution API (Airflow 3.x), built on first use."""
+    from airflow.api_fastapi.execution_api.app import InProcessExecutionAPI
+
+    return InProcessExecutionAPI()
 
 
 def xcoms_of(dag_run: Any) -> dict[tuple[str, str], Any]:
