@@ -11,7 +11,22 @@ from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.support.airflow_runs import RunDag, broken_in_airflow, task_output
 
-SENSOR_MODES = ["poke", "reschedule", "defer"]
+# Airflow 3.0's dag.test() hands a rescheduled sensor its first reschedule time as a string, which fails the
+# task as soon as the sensor reschedules once (a deployed worker gets a datetime). Whether a run reschedules
+# depends on how fast the first poke comes, so every reschedule case is skipped there, not only the ones that
+# always reschedule: a "failed" on 3.0 would be that bug, not the sensor's answer.
+SENSOR_MODES = [
+    "poke",
+    pytest.param(
+        "reschedule",
+        marks=broken_in_airflow(
+            "3.0",
+            "Airflow 3.0's dag.test() hands a rescheduled sensor its first reschedule time as a string, which "
+            "fails the task (a deployed worker gets a datetime)",
+        ),
+    ),
+    "defer",
+]
 
 
 def source_and_threshold(sandbox: SandboxServer) -> tuple[str, str]:
@@ -54,22 +69,7 @@ def test_a_failed_sync_after_the_threshold_ends_the_wait_at_once(
     assert sandbox.token not in output
 
 
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param(
-            mode,
-            marks=broken_in_airflow(
-                "3.0",
-                "Airflow 3.0's dag.test() hands a rescheduled sensor its first reschedule time as a string, which "
-                "fails the task (a deployed worker gets a datetime)",
-            )
-            if mode == "reschedule"
-            else (),
-        )
-        for mode in SENSOR_MODES
-    ],
-)
+@pytest.mark.parametrize("mode", SENSOR_MODES)
 def test_timeout_with_soft_fail_skips(run_dag: RunDag, sandbox: SandboxServer, mode: str) -> None:
     source, threshold = source_and_threshold(sandbox)
     result = run_dag(f"test_sync_{mode}_soft", data_source_id=source, synced_after=threshold)
