@@ -22,7 +22,8 @@ from airflow_provider_analytics.wire.errors import UnauthenticatedError
 from tests.support.names import CONN_ENV, DATA_SOURCE
 from tests.support.triggers import requests_to
 
-AGAIN_AFTER = 0.5
+# Long enough that the three quick polls after the first re-read fit in it on a loaded 2-core CI machine.
+AGAIN_AFTER = 3.0
 PATH = f"/v1/data-sources/{DATA_SOURCE}/sync"
 
 
@@ -59,4 +60,4 @@ def test_a_refused_reread_is_tried_again_after_a_while(sandbox: SandboxServer, m
 
     assert outcomes == ["answered", "refused", "refused", "refused", "answered", "answered"]
     assert requests_to(sandbox, PATH) == [200, 401, 401, 401, 401, 401, 200, 200]
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 20
