@@ -17,7 +17,10 @@ of ``make dist-releases``'s private temporary folder that is removed as soon as 
 
 Every combination's resolution (step 1's ``uv pip compile``, which mostly waits on the package index) starts at
 once, before the first combination installs; each combination then installs and runs as soon as its own
-resolution is done, one after the other.
+resolution is done, :data:`SIDE_BY_SIDE` at a time. Two at once: an ``airflow dags test`` spends much of its
+time waiting (on deferrals, the sandbox's state machines, SQLite), so on the 2-core CI machine two
+combinations take about what one did before. Each has its own folder, ``AIRFLOW_HOME``, SQLite database and
+sandbox on a port of its own; its lines are printed together when it is done.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ DAG_RUNS = {
 # data interval).
 SANDBOX_OPTIONS = ("--speed", "fast", "--auto-sync", "2")
 DAG_TEST_TIMEOUT = 900
+SIDE_BY_SIDE = 2  # combinations installed and run at once (the module's docstring says why two)
 
 PROBE_MARK = "dist-check-facts:"  # Airflow's own logging may share the probe's stdout
 # Run by the combination's Python in its AIRFLOW_HOME: what the metadata DB says about each run, and the
@@ -162,9 +166,11 @@ class ReleaseCheck:
         folders = [self.work / "releases" / combination.name for combination in combinations]
         for folder in folders:
             folder.mkdir(parents=True)
-        with ThreadPoolExecutor(max_workers=max(1, len(combinations))) as pool:
-            resolutions = [pool.submit(self.resolve, *pair) for pair in zip(combinations, folders, strict=True)]
-            return [self.check(*job) for job in zip(combinations, folders, resolutions, strict=True)]
+        with ThreadPoolExecutor(max_workers=max(1, len(combinations))) as resolving:
+            resolutions = [resolving.submit(self.resolve, *pair) for pair in zip(combinations, folders, strict=True)]
+            with ThreadPoolExecutor(max_workers=SIDE_BY_SIDE) as checking:
+                jobs = zip(combinations, folders, resolutions, strict=True)
+                return list(checking.map(lambda job: self.check(*job), jobs))
 
     def check(self, combination: Combination, folder: Path, resolution: Future[Path]) -> ReleaseResult:
         """Install, migrate, run both DAGs, verify; never raises: a failure is the result's ``problem``.
@@ -175,7 +181,6 @@ class ReleaseCheck:
         """
         result = ReleaseResult(combination)
         started = time.monotonic()
-        print(f"== Airflow {combination.airflow} on Python {combination.python}", flush=True)
         try:
             python = resolution.result()
             run(
@@ -191,7 +196,9 @@ class ReleaseCheck:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
             result.seconds = time.monotonic() - started
-        print("   " + ("ok" if result.ok else f"FAILED: {result.problem}"), *result.notes, sep="\n   ", flush=True)
+        # One print of the whole block: the combination running beside this one must not cut into it.
+        lines = ["ok" if result.ok else f"FAILED: {result.problem}", *result.notes]
+        print(f"== Airflow {combination.airflow} on Python {combination.python}\n   " + "\n   ".join(lines), flush=True)
         return result
 
     def resolve(self, combination: Combination, folder: Path) -> Path:
