@@ -131,7 +131,8 @@ class Cluster:
         self.connection_env = connection_env
         self.settings = dict(settings or {})
         self.worker_concurrency = worker_concurrency
-        self.kept_logs = KEPT_LOGS if name == "e2e" else ROOT / f".{name}" / "logs"
+        # One folder per release: CI runs the 3.3 and 2.11 deployments side by side, and both may fail.
+        self.kept_logs = KEPT_LOGS / release.version if name == "e2e" else ROOT / f".{name}" / "logs"
         self.home = Path(tempfile.mkdtemp(prefix=f"apa-{name}-"))
         os.chmod(self.home, 0o755)  # the postgres user must reach its data directory
         self.logs = self.home / "logs"

@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from cluster import KEPT_LOGS, ROOT, Cluster, exit_on_sigterm, wait_for
+from cluster import ROOT, Cluster, exit_on_sigterm, wait_for
 from deployment import Checks, Deployment, expect
 from events_check import DAG_ID as EVENT_DRIVEN_DAG
 from events_check import event_driven_start
@@ -286,7 +286,7 @@ def main() -> int:
                     cluster.keep_logs = True
                     for process in cluster.processes.values():
                         print(f"\n--- {process.name} (last lines of {process.log_path.name}) ---\n{process.tail()}")
-                    print(f"\nEvery component's whole log: {KEPT_LOGS}")
+                    print(f"\nEvery component's whole log: {cluster.kept_logs}")
     except Exception as exc:  # a set-up failure is one more failed row
         traceback.print_exc()
         checks.rows = [row for row in checks.rows if row[0] != "deployment"]
