@@ -30,45 +30,12 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchlib import BENCH, PYTHON, RESULTS, airflow_env, cpu_busy, make_tls, started, wait_quiet
-from ratelimit_report import MIN_USEFUL, report, summary_line, write_plot
+from ratelimit_report import Scenario, report, summary_line, write_plot
 from triggerer import Server
-
-
-@dataclass(frozen=True)
-class Scenario:
-    key: str
-    group: str
-    n: int
-    interval: float
-    limit: int | None
-    headers: bool
-
-    @property
-    def label(self) -> str:
-        if self.limit is None:
-            return "no limit"
-        return "X-RateLimit headers" if self.headers else "no headers"
-
-    @property
-    def floor(self) -> float:
-        """The shortest longest-gap a fair client can give every wait: one answer per wait per N/R seconds."""
-        return max(self.interval, self.n / self.limit) if self.limit else self.interval
-
-    @property
-    def useful_target(self) -> float:
-        """The useful answers per second the target asks for (90 % of what the limit lets through)."""
-        ceiling = self.n / self.interval if self.limit is None else min(self.limit, self.n / self.interval)
-        return MIN_USEFUL * ceiling
-
-    @property
-    def start_limit(self) -> float:
-        return max(10.0, 3 * self.interval, 2 * self.n / self.limit if self.limit else 0.0)
-
 
 SCENARIOS = (
     Scenario("c-nolimit", "c", 1000, 5.0, None, False),

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from benchlib import BENCH, RESULTS, machine, md_table, percentile
-
-if TYPE_CHECKING:
-    from ratelimit import Scenario
 
 NOISY = 0.2  # other processes took more than this share of a CPU during the window
 # Targets (bench/README.md).
@@ -26,6 +24,38 @@ MAX_GAP_RATIO = 1.5  # gap p99 / floor
 # noise of a max between runs of one configuration (the longest full garbage collection sets both maxima).
 LAG_FACTOR = 1.25
 LAG_SLACK_MS = 25.0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    key: str
+    group: str
+    n: int
+    interval: float
+    limit: int | None
+    headers: bool
+
+    @property
+    def label(self) -> str:
+        if self.limit is None:
+            return "no limit"
+        return "X-RateLimit headers" if self.headers else "no headers"
+
+    @property
+    def floor(self) -> float:
+        """The shortest longest-gap a fair client can give every wait: one answer per wait per N/R seconds."""
+        return max(self.interval, self.n / self.limit) if self.limit else self.interval
+
+    @property
+    def useful_target(self) -> float:
+        """The useful answers per second the target asks for (90 % of what the limit lets through)."""
+        ceiling = self.n / self.interval if self.limit is None else min(self.limit, self.n / self.interval)
+        return MIN_USEFUL * ceiling
+
+    @property
+    def start_limit(self) -> float:
+        return max(10.0, 3 * self.interval, 2 * self.n / self.limit if self.limit else 0.0)
+
 
 GROUPS = {
     "a": "(a) 1,000 waits, poll interval 5 s, limit 100 requests/s",
