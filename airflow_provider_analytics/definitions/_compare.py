@@ -9,10 +9,11 @@ and a value under a secret-looking key, in any section, is shown only as :data:`
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from airflow_provider_analytics.definitions._model import (
@@ -41,6 +42,7 @@ __all__ = [
     "describe",
     "describe_hidden",
     "differences",
+    "digest_of",
     "jsonable",
     "kept_layout",
     "version_of",
@@ -316,4 +318,27 @@ def _hidden(value: Any, changed: str) -> Any:
         return [_hidden(item, changed) for item in value]
     if isinstance(value, str):
         return _USERINFO_PASSWORD.sub(r"\1***@", value)
+    return value
+
+
+def digest_of(definition: Definition, refs: tuple[Ref, ...]) -> str:
+    """The sha256 of what writing ``definition`` would hold: every field but its origin, with its references
+    resolved, and no secret value (each one under a secret-looking key, and each remembered secret, is replaced
+    by a placeholder first). Two plans that would write the same have the same digest (``_review.py``), and the
+    digest, in the plan's XCom value, tells nothing about a secret.
+
+    :param definition: the definition.
+    :param refs: its resolved references.
+    """
+    seen = as_seen(definition)
+    body = {name: value for name, value in asdict(seen).items() if name != "origin"}
+    text = json.dumps([_secrets_left_out(jsonable(body)), jsonable(refs)], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _secrets_left_out(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: "(secret)" if is_secret_field(key) else _secrets_left_out(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_secrets_left_out(item) for item in value]
     return value

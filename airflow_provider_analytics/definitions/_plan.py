@@ -48,6 +48,7 @@ from airflow_provider_analytics.definitions._compare import (
     as_seen,
     describe_hidden,
     differences,
+    digest_of,
     version_of,
     without_secret_values,
 )
@@ -65,7 +66,17 @@ from airflow_provider_analytics.definitions._model import (
 )
 from airflow_provider_analytics.definitions._problems import Problems, one_line
 
-__all__ = ["ACTIONS", "Action", "Change", "Existing", "FieldChange", "Pending", "Plan", "Ref", "make_plan"]
+__all__ = [
+    "ACTIONS",
+    "Action",
+    "Change",
+    "Existing",
+    "FieldChange",
+    "Pending",
+    "Plan",
+    "Ref",
+    "make_plan",
+]
 
 ACTIONS: tuple[Action, ...] = ("create", "update", "unchanged", "cannot_apply", "not_managed")
 _ACTION_WORDS = {
@@ -140,6 +151,7 @@ class Change:
             "fields": [change.to_dict() for change in self.fields],
             "detail": self.detail,
             "defined_in": None if self.definition is None else str(self.definition.origin),
+            "digest": None if self.definition is None else digest_of(self.definition, self.refs),
         }
 
 

@@ -25,16 +25,19 @@ from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics._jobs.syncs import SyncJob
 from airflow_provider_analytics.definitions._model import LABELS
 from airflow_provider_analytics.definitions._problems import one_line
+from airflow_provider_analytics.definitions._review import moved_since
 from airflow_provider_analytics.destinations._atomic import write_atomically
 from airflow_provider_analytics.destinations._target import Destination, refuse_existing
 from airflow_provider_analytics.lineage._recording import STARTED, keep
 from airflow_provider_analytics.lineage._safe_entry import lineage_for
 from airflow_provider_analytics.operators.errors import (
+    DefinitionsDrifted,
     FinalFailure,
     RemoteJobFailed,
     RemoteJobTimeout,
     RemoteWaitError,
     RequestChangedBetweenTries,
+    ReviewedPlanMoved,
     why_final,
 )
 from airflow_provider_analytics.sensors._poking import poke_then_defer
@@ -72,6 +75,7 @@ __all__ = [
     "Asset",
     "ConflictError",
     "DataSourceSyncTrigger",
+    "DefinitionsDrifted",
     "Destination",
     "ExecutionJob",
     "ExecutionStatus",
@@ -83,6 +87,7 @@ __all__ = [
     "ReportJob",
     "ReportTrigger",
     "RequestChangedBetweenTries",
+    "ReviewedPlanMoved",
     "SyncJob",
     "TransferProgress",
     "call_deadline",
@@ -95,6 +100,7 @@ __all__ = [
     "lineage_for",
     "link_url",
     "link_xcom_key",
+    "moved_since",
     "one_line",
     "one_of",
     "parse_time",

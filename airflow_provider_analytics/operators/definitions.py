@@ -10,7 +10,12 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics import operators  # its _runtime: what a task uses once it runs
-from airflow_provider_analytics.operators._common import AnalyticsBaseOperator, task_instance_key, task_step
+from airflow_provider_analytics.operators._common import (
+    AnalyticsBaseOperator,
+    check_templated,
+    task_instance_key,
+    task_step,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.sdk import Context
@@ -36,6 +41,16 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
     ``cannot_apply`` object is not applied at all, and a WARNING names those objects (with
     ``plan_only`` too). A second run with the same definitions sends only the reads.
 
+    Two modes for teams that review changes (the guide has a DAG for each):
+
+    - **Drift check**: ``plan_only=True, fail_on_changes=True`` fails the task (:class:`DefinitionsDrifted`,
+      without retries) when applying would change anything: a create, an update, or a ``cannot_apply`` object
+      (it differs too). The table is in the log and the plan in XCom under the key ``plan``.
+    - **Apply what was reviewed**: ``reviewed_plan=plan_task.output`` plans again and applies only when that gives
+      the same changes (every create, update and ``cannot_apply`` row: its object's id and version, the fields,
+      the content to write); otherwise the task fails (:class:`ReviewedPlanMoved`, without retries), listing what
+      moved, and writes nothing.
+
     Returns ``{"plan": ..., "applied": ..., "links": ...}``: the plan, what was written (``None`` with
     ``plan_only``) and each created or updated dashboard's page in the platform UI (when the connection has a
     ``ui_url``).
@@ -44,11 +59,17 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
         DAG file's folder), a mapping with the sections ``data_sources``, ``charts``, ``dashboards`` and
         ``workflows``, or a list of those (templated).
     :param plan_only: stop after the plan (default ``False``).
+    :param fail_on_changes: with ``plan_only``, fail the task when the plan has anything to change (the drift
+        check); needs ``plan_only=True``.
+    :param reviewed_plan: a plan task's return value (``plan_task.output``; templated): apply only if planning
+        again gives the same changes. Not with ``plan_only``.
+    :param list_not_managed: log every platform object no definition names, one line per kind with every name
+        (the table shows five per kind); off by default, since a workspace may hold thousands.
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
-    template_fields = ("definitions",)
-    template_fields_renderers = {"definitions": "json"}
+    template_fields = ("definitions", "reviewed_plan")
+    template_fields_renderers = {"definitions": "json", "reviewed_plan": "json"}
     ui_color = "#fef7e0"
 
     def __init__(
@@ -56,20 +77,45 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
         *,
         definitions: str | PurePath | Mapping[str, Any] | Sequence[str | PurePath | Mapping[str, Any]],
         plan_only: bool = False,
+        fail_on_changes: bool = False,
+        reviewed_plan: Any = None,
+        list_not_managed: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.definitions = definitions
         self.plan_only = plan_only
+        self.fail_on_changes = fail_on_changes
+        self.reviewed_plan = reviewed_plan
+        self.list_not_managed = list_not_managed
 
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
+        self._check_modes()
         plan = self.hook.plan_definitions(self._located(self.definitions))
         result: dict[str, Any] = {"plan": plan.to_dict(), "applied": None, "links": {}}
         self._warn_blocked(plan)
+        if self.list_not_managed:
+            self._log_not_managed(plan)
         if self.plan_only:
+            if self.fail_on_changes and (plan.writes or plan.blocked):
+                context["ti"].xcom_push(key="plan", value=result["plan"])
+                raise operators._runtime.DefinitionsDrifted(
+                    f"{plan.summary()}: the platform and the definitions differ (the table above says how); the "
+                    "plan is in XCom under the key 'plan'. Apply the definitions, or change them to match",
+                    plan=result["plan"],
+                )
             self.log.info("plan_only=True: nothing applied")
             return result
+        if self.reviewed_plan is not None:
+            moved = operators._runtime.moved_since(self.reviewed_plan, plan)
+            if moved:
+                raise operators._runtime.ReviewedPlanMoved(
+                    "The plan made now is not the reviewed one, so nothing was written; review the new plan (its"
+                    " table is above):\n  " + "\n  ".join(moved),
+                    moved=moved,
+                )
+            self.log.info("The plan made now is the reviewed one: applying it")
         # Same for every try of this task instance (a retry replays the first try's creates), different for any
         # other run or mapped instance: the platform keeps keys for 24 hours, longer than one run.
         applied = self.hook.apply_plan(plan, key_seed=task_instance_key(context, "definitions"))
@@ -80,6 +126,27 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
                 result["links"][item.name] = url
                 self.log.info("Dashboard %r (%s): %s", item.name, item.action, url)
         return result
+
+    def _check_modes(self) -> None:
+        """Refuse, before any request, a combination of modes that cannot mean what it says."""
+        if self.fail_on_changes and not self.plan_only:
+            raise operators._runtime.AnalyticsInputError(
+                "fail_on_changes=True needs plan_only=True: it is the drift check, which applies nothing (an "
+                "apply makes the changes instead of failing on them)"
+            )
+        if self.reviewed_plan is not None and self.plan_only:
+            raise operators._runtime.AnalyticsInputError(
+                "reviewed_plan is for the apply task after the review: give it to a task without plan_only"
+            )
+        check_templated(self.reviewed_plan, "reviewed_plan")
+
+    def _log_not_managed(self, plan: Plan) -> None:
+        """One INFO line per kind naming every platform object no definition names (``list_not_managed``)."""
+        for kind, label in operators._runtime.LABELS.items():
+            found = [c for c in plan.changes if c.kind == kind and c.action == "not_managed"]
+            if found:
+                named = ", ".join(f"{operators._runtime.one_line(c.name)!r} ({c.id})" for c in found)
+                self.log.info("Not managed by these definitions: %d %s(s): %s", len(found), label, named)
 
     def _warn_blocked(self, plan: Plan) -> None:
         """One WARNING naming the plan's ``cannot_apply`` objects, whatever the mode.

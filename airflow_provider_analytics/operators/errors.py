@@ -6,6 +6,8 @@
 - :class:`RequestChangedBetweenTries`: a retry's start was refused because its request is not the one an
   earlier try sent under the same ``Idempotency-Key``.
 - :class:`UnexpectedEventError`: a task was resumed with something that is not the event of its wait.
+- :class:`DefinitionsDrifted`: a drift check (``plan_only`` with ``fail_on_changes``) found changes to make.
+- :class:`ReviewedPlanMoved`: planning again before an apply gave other changes than the reviewed plan.
 
 Each is an ``AirflowException``, so Airflow retries the task as for any other failure, unless a retry cannot
 change the answer: :func:`why_final` says when, and the operators then raise :class:`FinalFailure` (an
@@ -28,11 +30,13 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.wire.errors import AnalyticsError, ConflictError
 
 __all__ = [
+    "DefinitionsDrifted",
     "FinalFailure",
     "RemoteJobFailed",
     "RemoteJobTimeout",
     "RemoteWaitError",
     "RequestChangedBetweenTries",
+    "ReviewedPlanMoved",
     "UnexpectedEventError",
     "why_final",
 ]
@@ -117,6 +121,37 @@ class RequestChangedBetweenTries(AirflowException):
         super().__init__(message)
         self.idempotency_key = idempotency_key
         self.request_id = conflict.request_id
+
+
+class DefinitionsDrifted(AirflowFailException):
+    """A drift check failed: the platform and the definitions differ, so applying would change something.
+
+    Raised by ``ApplyDefinitionsOperator(plan_only=True, fail_on_changes=True)`` after logging the plan's table;
+    the plan is in XCom under the key ``plan``. The task fails without using its retries: a retry would find the
+    same until someone applies the definitions or changes them.
+
+    :param message: what differs.
+    :param plan: the plan's dict, as pushed to XCom.
+    """
+
+    def __init__(self, message: str, *, plan: Mapping[str, Any]) -> None:
+        super().__init__(message)
+        self.plan = plan
+
+
+class ReviewedPlanMoved(AirflowFailException):
+    """The apply's plan is not the reviewed one: something changed after the review, and nothing was written.
+
+    Raised by ``ApplyDefinitionsOperator(reviewed_plan=...)``; the message lists each object that moved. The task
+    fails without using its retries: the new plan needs a review of its own.
+
+    :param message: what moved.
+    :param moved: one line per object.
+    """
+
+    def __init__(self, message: str, *, moved: list[str]) -> None:
+        super().__init__(message)
+        self.moved = moved
 
 
 class FinalFailure(AirflowFailException):

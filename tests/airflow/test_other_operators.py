@@ -46,6 +46,22 @@ def test_dashboard_as_code_creates_once_then_updates(run_dag: RunDag, sandbox: S
     assert [d["id"] for d in sandbox.state.dashboards() if d["name"] == "Managed"] == [first["id"]]
 
 
+def test_the_apply_takes_the_plan_task_s_output_as_its_reviewed_plan(run_dag: RunDag, sandbox: SandboxServer) -> None:
+    first = run_dag("test_definitions_reviewed", description="v1")
+    assert first.states == {"plan": "success", "apply": "success"}
+    [written] = first.xcom("apply")["applied"]["written"]
+    assert (written["kind"], written["name"], written["action"]) == ("dashboard", "Reviewed", "create")
+    second = run_dag("test_definitions_reviewed", description="v2")  # an update, reviewed then applied
+    assert second.states == {"plan": "success", "apply": "success"}
+    [updated] = second.xcom("apply")["applied"]["written"]
+    assert (updated["id"], updated["action"]) == (written["id"], "update")
+    assert [d["description"] for d in sandbox.state.dashboards() if d["name"] == "Reviewed"] == ["v2"]
+    moved = run_dag("test_definitions_reviewed", description="v3", edited="v3, edited after the review")
+    assert moved.states == {"plan": "success", "apply": "failed"}
+    assert moved.tries["apply"] == 1  # ReviewedPlanMoved: no retry
+    assert [d["description"] for d in sandbox.state.dashboards() if d["name"] == "Reviewed"] == ["v2"]
+
+
 def test_chart_data_to_xcom_bounded_and_to_files(run_dag: RunDag, sandbox: SandboxServer, tmp_path: Path) -> None:
     chart = sandbox.state.charts()[0]
     result = run_dag("test_chart_data", chart_id=chart["id"], folder=str(tmp_path))

@@ -9,6 +9,7 @@ from airflow.providers.common.compat.sdk import DAG
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator, UpdateDashboardOperator
 from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
+from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator
 from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator
 
 START = datetime(2026, 1, 1)
@@ -57,6 +58,24 @@ with DAG("test_stale_update", schedule=None, start_date=START, catchup=False):
 with DAG("test_dashboard_as_code", schedule=None, start_date=START, catchup=False):
     CreateDashboardOperator(
         task_id="dashboard", name="Managed", description="{{ dag_run.conf['description'] }}", update_existing=True
+    )
+
+
+# A plan task, then an apply of that plan through XCom (the approval between them is a person's; here none).
+# conf "edited" stands for a definition edited between the review and the apply.
+def reviewed_definitions(description: str) -> dict[str, object]:
+    return {"dashboards": [{"name": "Reviewed", "description": description, "tags": ["as-code"]}]}
+
+
+with DAG("test_definitions_reviewed", schedule=None, start_date=START, catchup=False):
+    plan = ApplyDefinitionsOperator(
+        task_id="plan", definitions=reviewed_definitions("{{ dag_run.conf['description'] }}"), plan_only=True
+    )
+    ApplyDefinitionsOperator(
+        task_id="apply",
+        definitions=reviewed_definitions("{{ dag_run.conf.get('edited', dag_run.conf['description']) }}"),
+        reviewed_plan=plan.output,
+        retries=2,
     )
 
 with DAG("test_chart_data", schedule=None, start_date=START, catchup=False):

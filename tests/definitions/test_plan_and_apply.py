@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import pytest
 
@@ -47,6 +48,8 @@ def test_a_plan_on_an_empty_workspace_creates_everything_after_four_reads(
     assert revenue.detail == "line chart on data source (new data source 'warehouse-v2')"
     as_xcom = json.loads(json.dumps(plan.to_dict()))  # JSON-compatible, as XCom needs
     assert as_xcom["counts"]["create"] == 5
+    digest = as_xcom["changes"][3].pop("digest")  # of what the create would send (test_drift_and_review.py)
+    assert re.fullmatch("[0-9a-f]{64}", digest)
     assert as_xcom["changes"][3] == {
         "kind": "dashboard",
         "name": "Sales",

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS, HAS_TASK_RETRY_POLICIES
+from airflow_provider_analytics.version_compat import AIRFLOW_V_3_0_PLUS, AIRFLOW_V_3_1_PLUS, HAS_TASK_RETRY_POLICIES
 
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPETS = ROOT / "docs" / "snippets"
@@ -53,6 +53,8 @@ def test_python_blocks_of_a_page_run(page: Path, sandbox: SandboxServer, tmp_pat
         pytest.skip("the page's Python imports airflow.sdk, which Airflow 2 does not have")
     if not HAS_TASK_RETRY_POLICIES and any("operators.retry_policy import" in block for block in blocks):
         pytest.skip("the page's Python uses a task retry policy, which needs Airflow 3.3")
+    if not AIRFLOW_V_3_1_PLUS and any("operators.hitl import" in block for block in blocks):
+        pytest.skip("the page's Python uses Airflow's human-in-the-loop operators, which need Airflow 3.1")
     monkeypatch.chdir(tmp_path)  # a block that writes a file writes it here
     namespace: dict[str, Any] = {"__name__": f"snippets_of_{page.stem}"}
     for number, block in enumerate(blocks, start=1):

@@ -1,0 +1,134 @@
+"""A reviewed plan against the plan made again at apply time: apply only what someone saw. No I/O.
+
+A plan task's return value reaches the apply task through XCom (``reviewed_plan=plan_task.output``), so it is
+read as hostile: it must be a plan's dict (or the operator's whole return value, which holds one under
+``"plan"``) of a bounded size, and every row it lists must have the fields a plan writes, of the right types.
+A malformed one is refused before any request, saying what is wrong.
+
+What must be the same is every row that writes or blocks the apply (``create``, ``update``, ``cannot_apply``),
+matched by kind and name: its action, the platform object's id, the dashboard version the update's ``If-Match``
+will send, the fields that differ (secrets only as ``(secret changed)``), and the digest of what would be sent
+(:func:`~airflow_provider_analytics.definitions._plan.digest_of`: the definition without its secret values,
+with its resolved references). So each of these moves the plan, and nothing is written:
+
+- a definition edited after the review (a create of other content: another digest);
+- an object created, edited or renamed on the platform meanwhile (a create that became an update or
+  ``unchanged``; an update with other fields; a dashboard at another version);
+- an object that was ``unchanged`` and now differs (a row the reviewer never saw).
+
+Rows that write nothing (``unchanged``, ``not_managed``) may differ: an object created on the platform that no
+definition names does not change what the apply does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from airflow_provider_analytics.definitions._plan import ACTIONS, Plan
+from airflow_provider_analytics.definitions._problems import one_line
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
+
+__all__ = ["MOST_REVIEWED_ROWS", "moved_since"]
+
+# A plan lists every object of the workspace (not_managed ones too); more rows than this is no plan we made.
+MOST_REVIEWED_ROWS = 200_000
+_WRITING = ("create", "update", "cannot_apply")
+_ROW_FIELDS = {"kind": str, "name": str, "action": str}
+_MOST_SHOWN = 20
+
+
+def moved_since(reviewed: object, plan: Plan) -> list[str]:
+    """What differs between the reviewed plan and ``plan`` (made now): one line per object; empty: the same.
+
+    :param reviewed: the reviewed plan: :meth:`Plan.to_dict`'s form, or the apply operator's return value.
+    :param plan: the plan made again, from the platform and the definitions as they are now.
+    :raises AnalyticsInputError: ``reviewed`` is not a plan (the message says what is wrong with it).
+    """
+    before = _writing_rows(_rows_of(reviewed))
+    now = _writing_rows([change.to_dict() for change in plan.changes])
+    lines = []
+    for key in sorted(before.keys() | now.keys()):
+        was, is_ = before.get(key), now.get(key)
+        if was == is_:
+            continue
+        where = f"{key[0]} {one_line(key[1])!r}"
+        if was is None:
+            lines.append(f"{where}: not in the reviewed plan, now {_said(now[key])}")
+        elif is_ is None:
+            lines.append(f"{where}: reviewed as {_said(was)}, now nothing to do")
+        else:
+            said_was, said_now = _said(was), _said(is_)
+            other = " (the same fields, other values)" if said_was == said_now else ""
+            lines.append(f"{where}: reviewed as {said_was}, now {said_now}{other}")
+    if len(lines) > _MOST_SHOWN:
+        lines = [*lines[:_MOST_SHOWN], f"and {len(lines) - _MOST_SHOWN} more"]
+    return lines
+
+
+def _rows_of(reviewed: object) -> list[Mapping[str, Any]]:
+    """The reviewed plan's rows, each checked for the fields :func:`_comparable` reads."""
+    plan = reviewed.get("plan") if isinstance(reviewed, Mapping) and "plan" in reviewed else reviewed
+    if not isinstance(plan, Mapping) or not isinstance(plan.get("changes"), list):
+        raise AnalyticsInputError(
+            f"reviewed_plan must be a plan (a plan task's return value, e.g. plan_task.output), got "
+            f"{_shape(reviewed)}: a mapping with a 'changes' list, or one that holds such a mapping under 'plan'"
+        )
+    changes: list[Mapping[str, Any]] = plan["changes"]
+    if len(changes) > MOST_REVIEWED_ROWS:
+        raise AnalyticsInputError(
+            f"reviewed_plan lists {len(changes)} objects, more than the {MOST_REVIEWED_ROWS} a plan can hold"
+        )
+    for index, row in enumerate(changes):
+        problem = _row_problem(row)
+        if problem:
+            raise AnalyticsInputError(f"reviewed_plan's changes[{index}] {problem}: it is not a plan's row")
+    return changes
+
+
+def _row_problem(row: object) -> str | None:
+    if not isinstance(row, Mapping):
+        return f"is {_shape(row)}, not a mapping"
+    for name, kind in _ROW_FIELDS.items():
+        if not isinstance(row.get(name), kind):
+            return f"has no {name} string"
+    if row["action"] not in ACTIONS:
+        return f"has the action {one_line(str(row['action']))!r}, none of {', '.join(ACTIONS)}"
+    if not isinstance(row.get("fields", []), list):
+        return "has fields that are not a list"
+    return None
+
+
+def _writing_rows(rows: list[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The rows that write or block, by (kind, name), in a form two plans compare by (JSON text for fields)."""
+    return {
+        (row["kind"], row["name"]): {
+            "action": row["action"],
+            "id": row.get("id"),
+            "version": row.get("version"),
+            "fields": json.dumps(row.get("fields", []), sort_keys=True, default=str),
+            "digest": row.get("digest"),
+        }
+        for row in rows
+        if row["action"] in _WRITING
+    }
+
+
+def _said(row: Mapping[str, Any]) -> str:
+    """A row in the words of the failure: its action, the object's id and version, and what decides it."""
+    parts = [row["action"]]
+    if row["id"] is not None:
+        parts.append(f"of {row['id']}")
+    if row["version"] is not None:
+        parts.append(f"at version {row['version']}")
+    fields = json.loads(row["fields"])
+    if fields:
+        parts.append("(" + ", ".join(str(item.get("field")) for item in fields if isinstance(item, Mapping)) + ")")
+    elif row["action"] == "create":
+        parts.append(f"(content {str(row['digest'])[:12]})")
+    return " ".join(parts)
+
+
+def _shape(value: object) -> str:
+    return "None" if value is None else f"a {type(value).__name__}"
