@@ -23,6 +23,7 @@ from airflow_provider_analytics.definitions._model import (
     DataSourceDef,
     Definition,
     Kind,
+    SecretRef,
     WorkflowDef,
     is_secret_field,
     without_secrets,
@@ -123,7 +124,8 @@ def differences(
         held = current.get("connection")
         held = held if isinstance(held, Mapping) else {}
         for key, value in definition.connection.items():
-            if is_secret_field(key) or key not in held or _masked(held[key]):
+            # A reference is read only by an apply (its value never enters a plan): like a secret, not compared.
+            if is_secret_field(key) or isinstance(value, SecretRef) or key not in held or _masked(held[key]):
                 unseen.append(f"connection.{key}")
             elif not _same(without_secrets(value), without_secrets(held[key])):  # a secret may sit deeper too
                 changes.append(FieldChange(f"connection.{key}", HIDDEN, HIDDEN))
@@ -324,8 +326,9 @@ def _hidden(value: Any, changed: str) -> Any:
 def digest_of(definition: Definition, refs: tuple[Ref, ...]) -> str:
     """The sha256 of what writing ``definition`` would hold: every field but its origin, with its references
     resolved, and no secret value (each one under a secret-looking key, and each remembered secret, is replaced
-    by a placeholder first). Two plans that would write the same have the same digest (``_review.py``), and the
-    digest, in the plan's XCom value, tells nothing about a secret.
+    by a placeholder first; a reference to a secret kept in Airflow counts as what it names, never as a value).
+    Two plans that would write the same have the same digest (``_review.py``), and the digest, in the plan's XCom
+    value, tells nothing about a secret.
 
     :param definition: the definition.
     :param refs: its resolved references.

@@ -6,7 +6,8 @@ and every problem is reported together in one :class:`AnalyticsInputError`, one 
 errors (a location, a type, the input) into those lines: it names the field, never shows a text the file wrote (a
 connection's values are secrets; pydantic's own messages would repeat them), and puts an unknown field, with the
 nearest known one, before the problems of the fields beside it. Typos are never ignored: an unknown section or field
-is an error naming the nearest known one.
+is an error naming the nearest known one. A data source's connection field may be a reference to a secret kept
+in Airflow, checked here and kept as a ``SecretRef`` (``_references.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from airflow_provider_analytics.definitions._model import (
     WorkflowDef,
 )
 from airflow_provider_analytics.definitions._problems import Problems
+from airflow_provider_analytics.definitions._references import references_in
 from airflow_provider_analytics.definitions._schemas import (
     SCHEMAS,
     ChartDefinition,
@@ -120,7 +122,10 @@ def _validated(kind: Kind, origin: Origin, raw: object, budget: ValueBudget, pro
             problems.add(_problem(origin, kind, details))
         return None
     if isinstance(model, DataSourceDefinition):
-        return DataSourceDef(origin, model.name, model.type, model.connection)
+        connection, wrong = references_in(model.connection)  # secrets kept in Airflow, read only by an apply
+        for line in wrong:
+            problems.add(f"{origin}: {line}")
+        return None if wrong else DataSourceDef(origin, model.name, model.type, connection)
     if isinstance(model, ChartDefinition):
         return ChartDef(origin, model.name, model.type, model.data_source_id, model.query, model.options)
     if isinstance(model, DashboardDefinition):

@@ -31,6 +31,7 @@ __all__ = [
     "LayoutItemDef",
     "Origin",
     "Refused",
+    "SecretRef",
     "WorkflowDef",
     "is_secret_field",
     "without_secrets",
@@ -137,8 +138,31 @@ class Origin:
 
 
 @dataclass(frozen=True)
+class SecretRef:
+    """A connection field whose value stays in Airflow: read when a plan is applied, never when it is made, and
+    never written anywhere (``_references.py``). In a file: ``{from_connection: warehouse_db, field: password}``
+    or ``{from_variable: warehouse_password}``.
+
+    :param source: ``connection`` (an Airflow connection) or ``variable`` (an Airflow variable).
+    :param key: the connection's id, or the variable's key.
+    :param field: which of the connection's fields: ``password``, ``login``, ``host``, ``port``, ``schema`` or a
+        key of its extra; ``None`` for a variable.
+    """
+
+    source: Literal["connection", "variable"]
+    key: str
+    field: str | None = None
+
+    def __str__(self) -> str:
+        if self.source == "variable":
+            return f"Airflow variable {self.key!r}"
+        return f"field {self.field!r} of Airflow connection {self.key!r}"
+
+
+@dataclass(frozen=True)
 class DataSourceDef:
-    """A data source: ``name``, ``type`` and ``connection`` (secret fields included, never shown)."""
+    """A data source: ``name``, ``type`` and ``connection`` (secret fields included, never shown). A connection
+    field may be a :class:`SecretRef` instead of a value: only an apply reads it, into what it sends."""
 
     kind: ClassVar[Kind] = "data_source"
 

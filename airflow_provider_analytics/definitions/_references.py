@@ -1,0 +1,183 @@
+"""A data source's connection field kept in Airflow: ``{from_connection: <id>, field: <name>}`` or
+``{from_variable: <key>}``, read from Airflow when a plan is applied and never written anywhere.
+
+Loading turns each such mapping, as a connection's own field, into a
+:class:`~airflow_provider_analytics.definitions._model.SecretRef` (:func:`references_in`) and refuses one of any
+other shape: it would otherwise reach the platform as the connection's value, which is what happened before
+references existed. Planning never reads them (a plan made for review must not hold a secret, and a plan task may
+run where the secrets are not). Applying reads every reference of its writes before its first write
+(:func:`resolve_references`), through a :data:`SecretResolver` the hook layer hands in: this package imports no
+Airflow. A reference that cannot be read fails the apply before anything is written, naming the data source, the
+field and what is missing; no message here ever holds a value read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from airflow_provider_analytics.definitions._files import type_name
+from airflow_provider_analytics.definitions._model import DataSourceDef, SecretRef
+from airflow_provider_analytics.definitions._problems import Problems
+
+__all__ = [
+    "CONNECTION_FIELDS",
+    "MAX_REFERENCE_LENGTH",
+    "REFERENCE_KEYS",
+    "Missing",
+    "SecretResolver",
+    "references_in",
+    "resolve_references",
+]
+
+REFERENCE_KEYS = ("from_connection", "from_variable")
+_KNOWN_KEYS = (*REFERENCE_KEYS, "field")
+# An Airflow connection's own fields a reference may read; any other name is a key of its extra.
+CONNECTION_FIELDS = ("password", "login", "host", "port", "schema")
+# Airflow's own bound on connection ids and variable keys (its ID_LEN); a field name is bounded the same.
+MAX_REFERENCE_LENGTH = 250
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class Missing:
+    """What a resolver returns for a reference it cannot read (not raised: it never leaves this package's caller).
+
+    :param reason: what is missing (an Airflow connection, variable or field), in a phrase after the field's
+        name; never a value.
+    """
+
+    reason: str
+
+
+# Reads one reference: the value to send, or Missing. The hook layer's is hooks/_airflow_secrets.py.
+SecretResolver = Callable[[SecretRef], Any]
+
+
+def _at(path: str, key: str) -> str:
+    return f"{path}.{key}" if _PLAIN_KEY.fullmatch(key) else f"{path}[{key!r}]"
+
+
+def _suggest(key: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def references_in(connection: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``connection`` with each reference as a :class:`SecretRef`, and the problems found (``<field>: <what>``).
+
+    A reference is a connection's own field whose value is a mapping holding ``from_connection`` or
+    ``from_variable``. Refused: any other key in it, both of those keys, ``field`` beside ``from_variable``, a
+    value that is not a short printable string, a reference nested deeper (it would be sent as a value), and a
+    mapping whose keys are near misses of a reference's (``form_connection``: a typo would send it as a value).
+
+    :param connection: a data source's connection, already plain JSON (``_schemas``).
+    """
+    parsed: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, value in connection.items():
+        where = _at("connection", key)
+        if isinstance(value, Mapping) and any(name in value for name in REFERENCE_KEYS):
+            ref, found = _reference(where, value)
+            problems += found
+            parsed[key] = ref
+        else:
+            problems += _stray(where, value, top=True)
+            parsed[key] = value
+    return parsed, problems
+
+
+def _reference(where: str, value: Mapping[str, Any]) -> tuple[SecretRef | None, list[str]]:
+    problems = [
+        f"{_at(where, key)}: is not a known field of a secret reference; the fields are from_connection and field,"
+        f" or from_variable{_suggest(key, _KNOWN_KEYS)}"
+        for key in value
+        if key not in _KNOWN_KEYS
+    ]
+    if all(name in value for name in REFERENCE_KEYS):
+        problems.append(f"{where}: has both from_connection and from_variable; a reference reads one: keep one")
+        return None, problems
+    source: Literal["connection", "variable"] = "connection" if "from_connection" in value else "variable"
+    key_name = f"from_{source}"
+    what = "an Airflow connection's id" if source == "connection" else "an Airflow variable's key"
+    key = value[key_name]
+    problem = _text_problem(key, what)
+    if problem:
+        problems.append(f"{_at(where, key_name)}: {problem}")
+    field: Any = None
+    if "field" in value and source == "variable":
+        problems.append(f"{_at(where, 'field')}: goes with from_connection only (a variable holds one value)")
+    elif source == "connection":
+        field = value.get("field", "password")
+        problem = _text_problem(field, f"one of {', '.join(CONNECTION_FIELDS)}, or a key of the connection's extra")
+        if problem:
+            problems.append(f"{_at(where, 'field')}: {problem}")
+    if problems:
+        return None, problems
+    return SecretRef(source, key, field), []
+
+
+def _text_problem(value: Any, what: str) -> str | None:
+    """What is wrong with a reference's name (never quoting it: it was meant for a name, but who knows)."""
+    if not isinstance(value, str):
+        return f"must be {what} (a string), got {type_name(value)}"
+    if not value.strip():
+        return f"must not be empty: give {what}"
+    if len(value) > MAX_REFERENCE_LENGTH:
+        return f"is {len(value)} characters long; {what} has at most {MAX_REFERENCE_LENGTH}"
+    if _UNPRINTABLE.search(value):
+        return f"must not hold spaces or control characters: give {what}"
+    return None
+
+
+def _stray(where: str, value: Any, top: bool) -> list[str]:
+    """A reference nested inside a field's value, or a near miss of one: either would be sent as a value."""
+    problems: list[str] = []
+    if isinstance(value, Mapping):
+        if not top and any(name in value for name in REFERENCE_KEYS):
+            return [
+                f"{where}: a reference to an Airflow secret is read only as a connection's own field"
+                " (connection.<name>: {from_connection: ...}), not inside another value; move it up"
+            ]
+        for key, item in value.items():
+            near = _suggest(key, REFERENCE_KEYS) if key not in REFERENCE_KEYS else ""
+            if near and len(value) <= len(_KNOWN_KEYS):
+                problems.append(f"{_at(where, key)}: is not a secret reference's field{near}")
+            problems += _stray(_at(where, key), item, top=False)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            problems += _stray(f"{where}[{index}]", item, top=False)
+    return problems
+
+
+def resolve_references(sources: Sequence[DataSourceDef], resolver: SecretResolver | None) -> dict[str, dict[str, Any]]:
+    """Every reference of ``sources`` read through ``resolver``: the values by data source name, then field.
+
+    All are read before the caller writes anything, and every failure is reported together.
+
+    :param sources: the data sources an apply creates.
+    :param resolver: reads one reference; ``None`` when the caller has no way to (a refusal if any is needed).
+    :raises AnalyticsInputError: a reference that cannot be read, naming the data source, the field and what is
+        missing (nothing written).
+    """
+    problems = Problems("The definitions' secrets from Airflow")
+    resolved: dict[str, dict[str, Any]] = {}
+    for source in sources:
+        for key, value in source.connection.items():
+            if not isinstance(value, SecretRef):
+                continue
+            where = f"{source.origin}: {_at('connection', key)}"
+            if resolver is None:
+                problems.add(f"{where}: refers to {value}, and this apply was given no way to read Airflow's secrets")
+                continue
+            read = resolver(value)
+            if isinstance(read, Missing):
+                problems.add(f"{where}: {read.reason}")
+            else:
+                resolved.setdefault(source.name, {})[key] = read
+    problems.raise_if_any()
+    return resolved
