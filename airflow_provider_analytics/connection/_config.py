@@ -14,7 +14,7 @@ import ipaddress
 import logging
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -303,6 +303,32 @@ def register_secrets(value: Any) -> None:
 
     for secret in remember_secrets(value):
         mask_secret(secret)
+
+
+def register_secret_values(values: Iterable[Any]) -> None:
+    """Hide each of ``values`` from now on, whatever key it is sent under: the scrubber and Airflow's masker, as
+    :func:`register_secrets` does for the values under secret-looking keys.
+
+    A connection field read from an Airflow connection or variable (``definitions/_references.py``) is a secret
+    because the user kept it in Airflow, even under a key such as ``host``; so is every string inside one (an
+    extra may hold JSON).
+
+    :param values: the values read, before any is sent.
+    """
+    from airflow.providers.common.compat.sdk import mask_secret
+
+    from airflow_provider_analytics.wire._redaction import remember_secret
+
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Mapping):
+            pending += value.values()
+        elif isinstance(value, (list, tuple)):
+            pending += value
+        elif isinstance(value, (str, int)) and not isinstance(value, bool):
+            remember_secret(str(value))
+            mask_secret(str(value))
 
 
 def quiet_httpx_request_lines() -> None:

@@ -8,8 +8,10 @@ created earlier in the same apply taking the id its create returned. It is safe 
   sent, so a retried task (the same plan applied again under the same seed) gets the first create back within
   the platform's 24 hours instead of a second object, while a changed definition gets a fresh key. Secret
   connection values are left out of the hash: the key travels in a header that proxies log, and a fast hash of
-  a password could be guessed back. (A data source created, then given another password and created again
-  under the same seed within 24 hours, is therefore refused with 409 ``conflict`` rather than created twice.)
+  a password could be guessed back; a connection field kept in Airflow (``_references.py``) is hashed as
+  ``(secret)``, never as what it reads, so each try shares its keys. (A data source created, then given another
+  password and created again under the same seed within 24 hours, is therefore refused with 409 ``conflict``
+  rather than created twice.)
   The seed should name the task instance (the operator passes DAG, run, task and map index, not the try
   number, so its retries share keys): within 24 hours the platform answers a key it has seen with the first
   answer, even for an object deleted since, so only the retries of one task instance should share keys.
@@ -21,7 +23,9 @@ created earlier in the same apply taking the id its create returned. It is safe 
   plan and apply fails the task with :class:`PreconditionFailedError` instead of being overwritten. A repeat of
   the very same update (an answer lost, a retried task) is recognised and not a conflict (``wire/_conditional``).
 
-Every write's request is built once, by :func:`_call`, before the first write is sent (so a body the client would
+Every connection field kept in Airflow that the writes need is read (through the resolver the hook hands in)
+and registered as a secret before the first write; a missing one fails the apply with nothing written. Every
+write's request is built once, by :func:`_call`, before the first write is sent (so a body the client would
 refuse fails the apply before it writes anything), and sent as built; only a write that refers to an object the
 same apply creates is built again, once that object's id is known. Nothing else is sent: unchanged objects and
 those no definition names get no request, and nothing is deleted.
@@ -40,7 +44,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from airflow_provider_analytics.connection._config import register_secrets
+from airflow_provider_analytics.connection._config import register_secret_values, register_secrets
 from airflow_provider_analytics.definitions._compare import kept_layout
 from airflow_provider_analytics.definitions._load import DefinitionsSource, load_definitions
 from airflow_provider_analytics.definitions._model import (
@@ -50,11 +54,13 @@ from airflow_provider_analytics.definitions._model import (
     DashboardDef,
     DataSourceDef,
     Kind,
+    SecretRef,
     WorkflowDef,
     without_secrets,
 )
 from airflow_provider_analytics.definitions._plan import Change, Existing, Pending, Plan, Ref, make_plan
 from airflow_provider_analytics.definitions._problems import Problems, one_line
+from airflow_provider_analytics.definitions._references import SecretResolver, resolve_references
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Call, Sender
 from airflow_provider_analytics.wire._conditional import send_update
@@ -161,14 +167,21 @@ def idempotency_key(key_seed: str, kind: Kind, name: str, body: Mapping[str, Any
         DAG, task and run).
     :param kind: the object's kind.
     :param name: the object's name.
-    :param body: what the create sends (references resolved); secret connection values are not hashed.
+    :param body: what the create sends (references resolved); secret connection values are not hashed, and a
+        connection field read from Airflow (a ``SecretRef``) counts as ``(secret)`` whatever it reads, so
+        that every try of a task shares its keys and no value read from Airflow reaches the header.
     """
-    hashed = {**body, "connection": without_secrets(body["connection"], "(secret)")} if "connection" in body else body
+    hashed = body
+    if "connection" in body:
+        hidden = without_secrets(body["connection"], "(secret)")
+        hashed = {**body, "connection": {k: "(secret)" if isinstance(v, SecretRef) else v for k, v in hidden.items()}}
     canonical = json.dumps([key_seed, kind, name, hashed], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return f"apa-def-{kind}-{hashlib.sha256(canonical.encode()).hexdigest()[:48]}"
 
 
-def apply_plan(sender: Sender, plan: Plan, *, key_seed: str, log: InfoLog = _LOG) -> AppliedPlan:
+def apply_plan(
+    sender: Sender, plan: Plan, *, key_seed: str, log: InfoLog = _LOG, secrets: SecretResolver | None = None
+) -> AppliedPlan:
     """Send the plan's creates and updates, in dependency order; every check is made before the first write.
 
     :param sender: what sends the writes (a client).
@@ -176,8 +189,10 @@ def apply_plan(sender: Sender, plan: Plan, *, key_seed: str, log: InfoLog = _LOG
     :param key_seed: the seed of the creates' idempotency keys; the same seed makes a repeat of this apply
         create nothing twice.
     :param log: where each write is logged.
-    :raises AnalyticsInputError: the plan has ``cannot_apply`` entries, or a write would be refused before sending
-        (nothing written).
+    :param secrets: reads a data source's connection field kept in Airflow (``_references.py``); every one the
+        writes need is read, and registered as a secret, before the first write.
+    :raises AnalyticsInputError: the plan has ``cannot_apply`` entries, a reference to an Airflow secret cannot be
+        read, or a write would be refused before sending (nothing written).
     :raises PreconditionFailedError: a dashboard changed on the platform after the plan read it.
     """
     if not isinstance(key_seed, str) or not key_seed.strip():
@@ -190,11 +205,14 @@ def apply_plan(sender: Sender, plan: Plan, *, key_seed: str, log: InfoLog = _LOG
         )
     writes = [change for change in plan.changes if change.action in ("create", "update")]
     writes.sort(key=lambda change: KINDS.index(change.kind))  # dependency order, whatever order the plan lists
-    built = _check_writes(writes, key_seed)
+    # Read into what is sent only: the plan (its XCom form, its digests) and the definitions never hold a value.
+    values = resolve_references([c.definition for c in writes if isinstance(c.definition, DataSourceDef)], secrets)
+    register_secret_values(value for fields in values.values() for value in fields.values())
+    built = _check_writes(writes, key_seed, values)
     created: dict[Pending, str] = {}
     written: list[Written] = []
     for index, change in enumerate(writes):
-        body, call = built.get(index) or _built(change, functools.partial(_resolved, created, change), key_seed)
+        body, call = built.get(index) or _built(change, functools.partial(_resolved, created, change), key_seed, values)
         result = _checked_answer(change, body, _send(sender, change, call, body, log))
         ident = result["id"]
         version = result.get("version") if change.kind == "dashboard" else None
@@ -216,7 +234,9 @@ def apply_plan(sender: Sender, plan: Plan, *, key_seed: str, log: InfoLog = _LOG
     return AppliedPlan(tuple(written))
 
 
-def _check_writes(writes: list[Change], key_seed: str) -> dict[int, tuple[dict[str, Any], Call[Any]]]:
+def _check_writes(
+    writes: list[Change], key_seed: str, values: Mapping[str, Mapping[str, Any]]
+) -> dict[int, tuple[dict[str, Any], Call[Any]]]:
     """Build every write's request before any is sent, so a body the client would refuse fails before any write.
 
     :return: the body and request of each write (by its index) that refers to no object this apply creates: those
@@ -226,7 +246,7 @@ def _check_writes(writes: list[Change], key_seed: str) -> dict[int, tuple[dict[s
     ready: dict[int, tuple[dict[str, Any], Call[Any]]] = {}
     for index, change in enumerate(writes):
         try:
-            built = _built(change, lambda ref: ref if isinstance(ref, str) else _PLACEHOLDER_ID, key_seed)
+            built = _built(change, lambda ref: ref if isinstance(ref, str) else _PLACEHOLDER_ID, key_seed, values)
         except AnalyticsInputError as error:
             where = change.definition.origin if change.definition is not None else f"{change.kind} {change.name!r}"
             problems.add(f"{where}: {error}")
@@ -237,13 +257,21 @@ def _check_writes(writes: list[Change], key_seed: str) -> dict[int, tuple[dict[s
     return ready
 
 
-def _built(change: Change, resolved: Callable[[Ref], str], key_seed: str) -> tuple[dict[str, Any], Call[Any]]:
-    """A write's body, references resolved with ``resolved``, and its request (with a create's idempotency key)."""
+def _built(
+    change: Change, resolved: Callable[[Ref], str], key_seed: str, values: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict[str, Any], Call[Any]]:
+    """A write's body as sent (references resolved with ``resolved``, connection fields kept in Airflow filled in
+    from ``values``) and its request; a create's idempotency key hashes the body before those fields are filled."""
     body = _body(change, resolved)
-    return body, _call(change, body, key_seed)
+    update = change.kind == "dashboard" and change.action == "update"  # a PUT: If-Match, no key
+    key = "" if update else idempotency_key(key_seed, change.kind, change.name, body)
+    if change.kind == "data_source":
+        read = values.get(change.name, {})
+        body["connection"] = {k: read[k] if isinstance(v, SecretRef) else v for k, v in body["connection"].items()}
+    return body, _call(change, body, key)
 
 
-def _call(change: Change, body: dict[str, Any], key_seed: str) -> Call[Any]:
+def _call(change: Change, body: dict[str, Any], key: str) -> Call[Any]:
     """The one request of a create or update, as the request builders make it (and check it)."""
     layout = cast("list[LayoutItem]", body.get("layout", []))
     if change.kind == "dashboard" and change.action == "update":
@@ -251,7 +279,6 @@ def _call(change: Change, body: dict[str, Any], key_seed: str) -> Call[Any]:
         return endpoints.update_dashboard(
             change.id, body["name"], body["description"], body["tags"], layout, if_match=change.version
         )
-    key = idempotency_key(key_seed, change.kind, change.name, body)
     if change.kind == "dashboard":
         return endpoints.create_dashboard(body["name"], body["description"], body["tags"], layout, key)
     if change.kind == "data_source":

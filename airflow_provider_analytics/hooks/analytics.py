@@ -415,14 +415,18 @@ class AnalyticsHook(AnalyticsBaseHook):
             the task instance whose retries may repeat it (``ApplyDefinitionsOperator`` passes DAG, task, run and
             map index), never something a later run shares. Default: a seed unique to this call, so nothing is
             replayed (a retry of the calling task then creates what its plan still lists as new).
+        :raises AnalyticsInputError: a data source's connection field kept in Airflow (``from_connection`` or
+            ``from_variable``) names a connection, variable or field that is not there (before any write).
         """
 
         from airflow_provider_analytics.definitions._apply import apply_plan
+        from airflow_provider_analytics.hooks._airflow_secrets import read_airflow_secret
 
         # Not derived from the plan: a later run's plan of the same definitions is the same plan, and the platform
         # would answer its creates with objects made (and perhaps deleted) by an earlier run.
         seed = f"call-{uuid.uuid4().hex}" if key_seed is None else key_seed
-        return apply_plan(self.client, plan, key_seed=seed, log=self.log)
+        # Connection fields kept in Airflow are read here, at apply time only, into what is sent.
+        return apply_plan(self.client, plan, key_seed=seed, log=self.log, secrets=read_airflow_secret)
 
     def test_connection(self) -> tuple[bool, str]:
         """Make one cheap authenticated call and say what to change if it fails; never raises, never shows the

@@ -1,0 +1,61 @@
+"""Reading a definition's secret kept in Airflow: the resolver ``AnalyticsHook.apply_plan`` hands to the definitions.
+
+The definitions import no Airflow (``definitions/_references.py``), so the hook layer reads the connection or
+variable a reference names, through ``apache-airflow-providers-common-compat``: ``BaseHook.get_connection`` (which
+raises ``AirflowNotFoundException`` for a connection no backend holds, on every supported release) and
+``Variable.get`` with a default, passed by position because its name differs (``default_var`` on Airflow 2.11,
+``default`` on 3.x). Imported only by ``apply_plan``, in the task's process.
+
+A value read is never logged or put into a message; what is missing is named instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from airflow.providers.common.compat.sdk import AirflowNotFoundException, BaseHook, Variable
+
+from airflow_provider_analytics.definitions._model import SecretRef
+from airflow_provider_analytics.definitions._references import CONNECTION_FIELDS, Missing
+
+__all__ = ["read_airflow_secret"]
+
+
+def read_airflow_secret(ref: SecretRef) -> Any:
+    """The value ``ref`` names: a field of an Airflow connection, or an Airflow variable.
+
+    :param ref: the reference, as loaded.
+    :return: the value, or :class:`Missing` saying what is not there: the connection or variable is not
+        defined, or the field is unset or empty.
+    """
+    if ref.source == "variable":
+        value = Variable.get(ref.key, None)  # by position: the default's name differs between releases
+        if value is None or value == "":
+            return Missing(
+                f"reads Airflow variable {ref.key!r}, which is not defined (or is empty); define it, or correct"
+                " from_variable"
+            )
+        return value
+    field = ref.field or "password"
+    try:
+        connection = BaseHook.get_connection(ref.key)
+    except AirflowNotFoundException:
+        return Missing(
+            f"reads field {field!r} of Airflow connection {ref.key!r}, which is not defined; define it, or correct"
+            " from_connection"
+        )
+    if field in CONNECTION_FIELDS:
+        value = getattr(connection, field, None)
+    else:
+        extra = connection.extra_dejson
+        value = extra.get(field) if isinstance(extra, Mapping) else None
+    if value is None or value == "":
+        close = difflib.get_close_matches(field, CONNECTION_FIELDS, n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]!r}?" if close and close[0] != field else ""
+        return Missing(
+            f"reads field {field!r} of Airflow connection {ref.key!r}, which has no such field set (the fields are"
+            f" {', '.join(CONNECTION_FIELDS)}, or a key of its extra){hint}"
+        )
+    return value
