@@ -138,6 +138,11 @@ RENDER_CASES: dict[type[BaseOperator], tuple[dict[str, Any], dict[str, tuple[Any
                 [{"dashboards": [{"name": "Sales {{ params.env }}", "tags": ["{{ ds }}"], "layout": []}]}],
                 [{"dashboards": [{"name": "Sales prod", "tags": ["2026-11-20"], "layout": []}]}],
             ),
+            # A plan task's output arrives resolved; a literal plan's strings render like any template.
+            "reviewed_plan": (
+                {"changes": [{"kind": "dashboard", "name": "Sales {{ params.env }}", "action": "create"}]},
+                {"changes": [{"kind": "dashboard", "name": "Sales prod", "action": "create"}]},
+            ),
         },
     ),
     WorkflowExecutionSensor: (
