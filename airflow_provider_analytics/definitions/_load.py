@@ -75,7 +75,8 @@ def load_definitions(source: DefinitionsSource) -> Definitions:
     problems = Problems()
     documents = read_sources(source, problems)
     budget = ValueBudget()  # shared by every source: MAX_VALUES counts them all
-    named: dict[Kind, list[Origin]] = {kind: [] for kind in KINDS}  # every object with a name, valid or not
+    # every object with a name, valid or not, with the id that pins it (if any)
+    named: dict[Kind, list[tuple[Origin, object]]] = {kind: [] for kind in KINDS}
     by_kind: dict[Kind, list[Definition]] = {kind: [] for kind in KINDS}
     kinds = {SECTIONS[kind]: kind for kind in KINDS}
     for label, document in documents:
@@ -92,7 +93,7 @@ def load_definitions(source: DefinitionsSource) -> Definitions:
                 for index, raw in enumerate(entries or ()):
                     origin = Origin(label, section, index, _name_of(raw))
                     if origin.name is not None:
-                        named[kind].append(origin)
+                        named[kind].append((origin, raw.get("id") if isinstance(raw, Mapping) else None))
                     definition = _validated(kind, origin, raw, budget, problems)
                     if definition is not None:
                         by_kind[kind].append(definition)
@@ -125,14 +126,14 @@ def _validated(kind: Kind, origin: Origin, raw: object, budget: ValueBudget, pro
         connection, wrong = references_in(model.connection)  # secrets kept in Airflow, read only by an apply
         for line in wrong:
             problems.add(f"{origin}: {line}")
-        return None if wrong else DataSourceDef(origin, model.name, model.type, connection)
+        return None if wrong else DataSourceDef(origin, model.name, model.type, connection, model.id)
     if isinstance(model, ChartDefinition):
-        return ChartDef(origin, model.name, model.type, model.data_source_id, model.query, model.options)
+        return ChartDef(origin, model.name, model.type, model.data_source_id, model.query, model.options, model.id)
     if isinstance(model, DashboardDefinition):
         layout = tuple(LayoutItemDef(item.chart_id, item.x, item.y, item.w, item.h) for item in model.layout)
-        return DashboardDef(origin, model.name, model.description, tuple(model.tags), layout)
+        return DashboardDef(origin, model.name, model.description, tuple(model.tags), layout, model.id)
     assert isinstance(model, WorkflowDefinition)
-    return WorkflowDef(origin, model.name, model.configuration, model.description)
+    return WorkflowDef(origin, model.name, model.configuration, model.description, model.id)
 
 
 def _key_named(details: _Details) -> _Details:
@@ -143,16 +144,31 @@ def _key_named(details: _Details) -> _Details:
     return {**details, "type": "extra_forbidden", "loc": (*details["loc"][:-1], str(details["input"]))}
 
 
-def _check_unique_names(kind: Kind, origins: Sequence[Origin], problems: Problems) -> None:
-    first: dict[str, Origin] = {}
-    for origin in origins:
+def _check_unique_names(kind: Kind, named: Sequence[tuple[Origin, object]], problems: Problems) -> None:
+    """A name identifies an object, so each is unique in its section; unless every definition of that name is
+    pinned to a platform object by its ``id`` (the platform does not keep names unique), each id once."""
+    by_name: dict[str, list[tuple[Origin, object]]] = {}
+    for origin, ident in named:
         assert origin.name is not None  # only named objects are listed
-        earlier = first.setdefault(origin.name, origin)
-        if earlier is not origin:
-            problems.add(
-                f"{origin}: name: {SECTIONS[kind]} already has {origin.name!r} at {earlier}; a name identifies a"
-                f" {LABELS[kind]} on the platform, so each must be unique in its section: rename one"
-            )
+        by_name.setdefault(origin.name, []).append((origin, ident))
+    label = LABELS[kind]
+    for name, same in by_name.items():
+        if len(same) == 1:
+            continue
+        first = same[0][0]
+        if any(ident is None for _, ident in same):
+            for origin, _ in same[1:]:
+                problems.add(
+                    f"{origin}: name: {SECTIONS[kind]} already has {name!r} at {first}; a name identifies a {label}"
+                    f" on the platform, so each must be unique in its section: rename one, or give each the 'id'"
+                    f" of the platform {label} it manages"
+                )
+            continue
+        seen: dict[object, Origin] = {}
+        for origin, ident in same:
+            earlier = seen.setdefault(ident, origin)
+            if earlier is not origin:
+                problems.add(f"{origin}: id: {ident!r} is already managed by {earlier}: keep one")
 
 
 def _suggest(key: object, known: Sequence[str]) -> str:

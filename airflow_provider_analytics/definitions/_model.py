@@ -1,5 +1,7 @@
 """The parsed definitions: one frozen record per object, each remembering where it was written.
 
+Every record may carry the ``id`` of the platform object it manages ("pinned"): it is then matched by that id, not
+by its name, which is how two objects that share a name are told apart (an export writes it only for those).
 Values are already checked (``_load``, with ``_schemas``): names and texts are strings, grid positions whole
 numbers, and every free-form object (a connection, chart options, a workflow's configuration) plain JSON. A chart's
 ``data_source`` and a layout item's ``chart`` are references (a name or an id), resolved by ``_plan`` against
@@ -170,6 +172,7 @@ class DataSourceDef:
     name: str
     type: str
     connection: dict[str, Any] = field(repr=False)  # holds secrets: kept out of reprs, tracebacks and test output
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,7 @@ class ChartDef:
     data_source: str
     query: str
     options: dict[str, Any]
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,7 @@ class DashboardDef:
     description: str
     tags: tuple[str, ...]
     layout: tuple[LayoutItemDef, ...]
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +225,7 @@ class WorkflowDef:
     name: str
     configuration: dict[str, Any]
     description: str
+    id: str | None = None
 
 
 Definition = DataSourceDef | ChartDef | DashboardDef | WorkflowDef

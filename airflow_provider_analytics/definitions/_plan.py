@@ -1,7 +1,10 @@
 """Compare definitions with what the platform holds and decide what applying would do, per object. No I/O.
 
 Definitions are matched to platform objects of their kind by ``name`` (the platform does not keep names unique:
-a definition whose name several objects share is an error, listing their ids). The contract leaves open what
+a definition whose name several objects share is an error, listing their ids), or, when a definition gives one, by
+``id`` ("pinned": what an export writes for objects whose name others share; definitions pinned to different
+objects may then share a name, and a reference to that name is refused as ambiguous). A pinned definition whose
+name differs from its object's is a change of ``name``. The contract leaves open what
 counts as "the same"; these are the decisions, and each is one place to change:
 
 - **What the platform fills in is never compared**: ``id``, ``created_at``, ``updated_at``, a dashboard's
@@ -151,6 +154,7 @@ class Change:
             "fields": [change.to_dict() for change in self.fields],
             "detail": self.detail,
             "defined_in": None if self.definition is None else str(self.definition.origin),
+            "pinned_id": None if self.definition is None else self.definition.id,
             "digest": None if self.definition is None else digest_of(self.definition, self.refs),
         }
 
@@ -226,42 +230,61 @@ def make_plan(definitions: Definitions, existing: Existing) -> Plan:
     """
     problems = Problems()
     indexes = {kind: _Index(existing.of_kind(kind)) for kind in KINDS}
-    current: dict[tuple[Kind, str], dict[str, Any]] = {}
-    targets: dict[tuple[Kind, str], Ref] = {}
+    # Keyed by (kind, position in its section): a name is no key, since pinned definitions may share one.
+    current: dict[tuple[Kind, int], dict[str, Any]] = {}
+    targets: dict[tuple[Kind, str], Ref | None] = {}  # what a reference by name means; None: several definitions
     for kind in KINDS:
-        for definition in definitions.of_kind(kind):
-            same = indexes[kind].by_name.get(definition.name, [])
-            targets[(kind, definition.name)] = Pending(kind, definition.name) if len(same) != 1 else same[0]["id"]
-            if len(same) == 1:
-                current[(kind, definition.name)] = same[0]
-            elif same:
-                problems.add(
-                    f"{definition.origin}: name: {len(same)} {LABELS[kind]}s on the platform are named"
-                    f" {definition.name!r} ({_ids(same)}), so this definition cannot tell which it manages: rename"
-                    " the others on the platform, or give the definition another name"
-                )
+        for position, definition in enumerate(definitions.of_kind(kind)):
+            held = _held(definition, indexes[kind], problems)
+            if held is not None:
+                current[(kind, position)] = held
+            target: Ref = held["id"] if held is not None else Pending(kind, definition.name)
+            targets[(kind, definition.name)] = None if (kind, definition.name) in targets else target
     resolve = _Resolver(indexes, targets, problems).resolve
-    refs: dict[tuple[Kind, str], tuple[Ref, ...]] = {}
-    for chart in definitions.charts:
-        refs[("chart", chart.name)] = (resolve("data_source", chart.data_source, f"{chart.origin}: data_source"),)
-    for board in definitions.dashboards:
+    refs: dict[tuple[Kind, int], tuple[Ref, ...]] = {}
+    for position, chart in enumerate(definitions.charts):
+        refs[("chart", position)] = (resolve("data_source", chart.data_source, f"{chart.origin}: data_source"),)
+    for position, board in enumerate(definitions.dashboards):
         places = (
             resolve("chart", item.chart, f"{board.origin}: layout[{i}].chart") for i, item in enumerate(board.layout)
         )
-        refs[("dashboard", board.name)] = tuple(places)
+        refs[("dashboard", position)] = tuple(places)
     problems.raise_if_any()
     changes: list[Change] = []
     for kind in KINDS:
-        named = {definition.name for definition in definitions.of_kind(kind)}
-        for definition in definitions.of_kind(kind):
-            key = (kind, definition.name)
+        named = {definition.name for definition in definitions.of_kind(kind) if definition.id is None}
+        pinned = {definition.id for definition in definitions.of_kind(kind) if definition.id is not None}
+        for position, definition in enumerate(definitions.of_kind(kind)):
+            key = (kind, position)
             changes.append(_compare(definition, current.get(key), refs.get(key, ())))
         for item in existing.of_kind(kind):
-            if item.get("name") not in named:
+            if item.get("name") not in named and item.get("id") not in pinned:
                 ident = item.get("id")
                 detail = f"{ident}: no definition names it; left as it is"
                 changes.append(Change(kind, _name_of(item), "not_managed", ident, detail=detail))
     return Plan(tuple(changes), definitions.sources)
+
+
+def _held(definition: Definition, index: _Index, problems: Problems) -> dict[str, Any] | None:
+    """The platform object ``definition`` manages: the one its ``id`` pins, else the one of its name (``None``:
+    none, to create). A pinned id the platform does not list, and a name several objects share, are problems."""
+    label = LABELS[definition.kind]
+    if definition.id is not None:
+        held = index.by_id.get(definition.id)
+        if held is None:
+            problems.add(
+                f"{definition.origin}: id: the platform lists no {label} {definition.id!r}; an id pins a definition"
+                f" to a {label} that exists: correct it, or leave it out to create this {label}"
+            )
+        return held
+    same = index.by_name.get(definition.name, [])
+    if len(same) > 1:
+        problems.add(
+            f"{definition.origin}: name: {len(same)} {label}s on the platform are named {definition.name!r}"
+            f" ({_ids(same)}), so this definition cannot tell which it manages: give it the 'id' of the one it"
+            " manages, rename the others on the platform, or give the definition another name"
+        )
+    return same[0] if len(same) == 1 else None
 
 
 class _Index:
@@ -274,7 +297,9 @@ class _Index:
 
 
 class _Resolver:
-    def __init__(self, indexes: dict[Kind, _Index], targets: dict[tuple[Kind, str], Ref], problems: Problems) -> None:
+    def __init__(
+        self, indexes: dict[Kind, _Index], targets: dict[tuple[Kind, str], Ref | None], problems: Problems
+    ) -> None:
         self.indexes = indexes
         self.targets = targets
         self.problems = problems
@@ -283,6 +308,12 @@ class _Resolver:
         """The id (or pending object) ``ref`` names; a dangling or ambiguous one is recorded as a problem."""
         label = LABELS[kind]
         index = self.indexes[kind]
+        if (kind, ref) in self.targets and self.targets[(kind, ref)] is None:
+            self.problems.add(
+                f"{where}: {ref!r} is the name of several {label}s in the definitions (each pinned by its 'id');"
+                f" refer to the one meant by its id"
+            )
+            return ref
         defined = self.targets.get((kind, ref))
         by_id = index.by_id.get(ref)
         if defined is not None:
@@ -325,6 +356,8 @@ def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple
         return Change(kind, definition.name, "create", detail=detail, definition=definition, refs=refs)
     ident = str(current["id"])
     found, unseen = differences(as_seen(definition), current, refs)
+    if definition.id is not None and current.get("name") != definition.name:  # found by id: its name may differ
+        found = (FieldChange("name", current.get("name"), definition.name), *found)
     fields = tuple(without_secret_values(change) for change in found)
     version = version_of(current) if kind == "dashboard" else None
     held = current if kind == "dashboard" else None  # what an update must keep (_compare.kept_layout)

@@ -6,10 +6,10 @@ read as hostile: it must be a plan's dict (or the operator's whole return value,
 A malformed one is refused before any request, saying what is wrong.
 
 What must be the same is every row that writes or blocks the apply (``create``, ``update``, ``cannot_apply``),
-matched by kind and name: its action, the platform object's id, the dashboard version the update's ``If-Match``
-will send, the fields that differ (secrets only as ``(secret changed)``), and the digest of what would be sent
-(:func:`~airflow_provider_analytics.definitions._plan.digest_of`: the definition without its secret values,
-with its resolved references). So each of these moves the plan, and nothing is written:
+matched by kind and name (and pinned id): its action, the platform object's id, the dashboard version the
+update's ``If-Match`` will send, the fields that differ (secrets only as ``(secret changed)``), and the digest of
+what would be sent (:func:`~airflow_provider_analytics.definitions._plan.digest_of`: the definition without its
+secret values, with its resolved references). So each of these moves the plan, and nothing is written:
 
 - a definition edited after the review (a create of other content: another digest);
 - an object created, edited or renamed on the platform meanwhile (a create that became an update or
@@ -53,7 +53,7 @@ def moved_since(reviewed: object, plan: Plan) -> list[str]:
         was, is_ = before.get(key), now.get(key)
         if was == is_:
             continue
-        where = f"{key[0]} {one_line(key[1])!r}"
+        where = f"{key[0]} {one_line(key[1])!r}" + (f" ({one_line(key[2])})" if key[2] else "")
         if was is None:
             lines.append(f"{where}: not in the reviewed plan, now {_said(now[key])}")
         elif is_ is None:
@@ -100,10 +100,11 @@ def _row_problem(row: object) -> str | None:
     return None
 
 
-def _writing_rows(rows: list[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """The rows that write or block, by (kind, name), in a form two plans compare by (JSON text for fields)."""
+def _writing_rows(rows: list[Mapping[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The rows that write or block, by (kind, name, pinned id), in a form two plans compare by (JSON text for
+    fields); definitions pinned to different objects may share a name."""
     return {
-        (row["kind"], row["name"]): {
+        (row["kind"], row["name"], str(row.get("pinned_id") or "")): {
             "action": row["action"],
             "id": row.get("id"),
             "version": row.get("version"),

@@ -26,10 +26,11 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from airflow_provider_analytics.definitions._files import type_name
 from airflow_provider_analytics.definitions._model import MAX_DEPTH, MAX_VALUES, Kind, Refused
+from airflow_provider_analytics.wire._contract import ID_PATTERN
 from airflow_provider_analytics.wire._request_bodies import (
     MAX_INTEGER,
     ChartPlacement,
@@ -168,6 +169,15 @@ def _plain(value: Any, where: _Where, depth: int, budget: ValueBudget) -> Any:
     raise _Refusal(f"is a {type(value).__name__}, which JSON cannot carry{hint}", _path(where))
 
 
+def _platform_id(value: str) -> str:
+    if not ID_PATTERN.fullmatch(value):
+        raise _Refusal(
+            "must be a platform object's id (1 to 64 letters, digits, '_' or '-'), as the platform lists it; leave"
+            " it out to match the object by its name"
+        )
+    return value
+
+
 class _AsWritten(StrictBody):
     """What every definition model does to what a file wrote before checking it."""
 
@@ -188,11 +198,18 @@ class _AsWritten(StrictBody):
         return _plain(value, (None, info.field_name or ""), 0, budget)
 
 
-class DataSourceDefinition(_AsWritten, ConnectDataSourceBody):
+class _Pinnable(_AsWritten):
+    """An object's definition: ``id`` pins it to one platform object (``_model``), what an export writes for
+    objects whose name others share."""
+
+    id: Annotated[str, AfterValidator(_platform_id)] | None = None
+
+
+class DataSourceDefinition(_Pinnable, ConnectDataSourceBody):
     """A data source: ``name``, ``type`` and ``connection`` (secret fields included, never shown)."""
 
 
-class ChartDefinition(_AsWritten, CreateChartBody):
+class ChartDefinition(_Pinnable, CreateChartBody):
     """A chart; ``data_source`` is a data source's name (defined here or on the platform) or id."""
 
     data_source_id: Text = Field(validation_alias="data_source")
@@ -222,7 +239,7 @@ class _Repeated:
         self.tag = tag
 
 
-class DashboardDefinition(_AsWritten, DashboardBody):
+class DashboardDefinition(_Pinnable, DashboardBody):
     """A dashboard: ``description`` is ``""`` and ``tags`` and ``layout`` empty when not given."""
 
     description: str = ""
@@ -245,7 +262,7 @@ class DashboardDefinition(_AsWritten, DashboardBody):
         return marked
 
 
-class WorkflowDefinition(_AsWritten, CreateWorkflowBody):
+class WorkflowDefinition(_Pinnable, CreateWorkflowBody):
     """A workflow: ``configuration`` (an object) and ``description`` (``""`` when not given)."""
 
     description: str = ""

@@ -67,7 +67,7 @@ def test_unknown_sections_and_fields_are_errors_with_the_nearest_name(
 
     assert problems == [
         f"{path}: charts[0] 'Revenue': data_source_id: is not a known field of a chart; the fields are name, type,"
-        " data_source, query, options; did you mean 'data_source'?",
+        " data_source, query, options, id; did you mean 'data_source'?",
         f"{path}: charts[0] 'Revenue': data_source: is required",
         f"{path}: dashboards[0] 'Sales': layout[0].chart_id: is not a known field of a layout item; the fields are"
         " chart, x, y, w, h; did you mean 'chart'?",
@@ -109,7 +109,7 @@ def test_wrong_types_are_named_field_by_field(hook: AnalyticsHook, sandbox: Sand
         f"{path}: dashboards[0] 'Board': layout[0].h: is required: give each chart's grid position and size"
         " (x, y, w, h)",
         f"{path}: workflows[0] 'wf': configuration: is required (a mapping)",
-        f"{path}: workflows[1]: must be a mapping with the fields name, configuration, description, not a string",
+        f"{path}: workflows[1]: must be a mapping with the fields name, configuration, description, id, not a string",
     ]
 
 
@@ -124,7 +124,8 @@ def test_a_name_defined_twice_across_two_files_names_both_places(
 
     assert problems == [
         f"{second}: charts[1] 'Revenue': name: charts already has 'Revenue' at {first}: charts[0] 'Revenue'; a name"
-        " identifies a chart on the platform, so each must be unique in its section: rename one"
+        " identifies a chart on the platform, so each must be unique in its section: rename one, or give each the"
+            " 'id' of the platform chart it manages"
     ]
 
 

@@ -251,7 +251,7 @@ def test_a_field_whose_name_is_not_a_string_is_named_as_written(tmp_path: Path) 
         "dashboards:\n  - {name: d, layout: [{chart: c, x: 0, y: 0, w: 1, h: 1, 5: z}]}\n",
     )
 
-    fields = "the fields are name, type, data_source, query, options"
+    fields = "the fields are name, type, data_source, query, options, id"
     assert problems_of(path) == [
         f"{path}: charts[0] 'c': '190:20:30' (line 2) is a YAML 1.1 sexagesimal (base 60) number; YAML 1.1 reads it"
         " as a number in base 60, YAML 1.2 as text: quote it for text, or write the number: is not a known field of"

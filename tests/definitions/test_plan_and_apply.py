@@ -59,6 +59,7 @@ def test_a_plan_on_an_empty_workspace_creates_everything_after_four_reads(
         "fields": [],
         "detail": "2 charts (2 created by this plan)",
         "defined_in": "definitions: dashboards[0] 'Sales'",
+        "pinned_id": None,
     }
 
 
