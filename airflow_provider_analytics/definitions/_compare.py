@@ -44,6 +44,7 @@ __all__ = [
     "describe_hidden",
     "differences",
     "digest_of",
+    "is_masked",
     "jsonable",
     "kept_layout",
     "version_of",
@@ -125,7 +126,7 @@ def differences(
         held = held if isinstance(held, Mapping) else {}
         for key, value in definition.connection.items():
             # A reference is read only by an apply (its value never enters a plan): like a secret, not compared.
-            if is_secret_field(key) or isinstance(value, SecretRef) or key not in held or _masked(held[key]):
+            if is_secret_field(key) or isinstance(value, SecretRef) or key not in held or is_masked(held[key]):
                 unseen.append(f"connection.{key}")
             elif not _same(without_secrets(value), without_secrets(held[key])):  # a secret may sit deeper too
                 changes.append(FieldChange(f"connection.{key}", HIDDEN, HIDDEN))
@@ -190,7 +191,11 @@ def version_of(current: Mapping[str, Any]) -> int:
     return version
 
 
-def _masked(value: object) -> bool:
+def is_masked(value: object) -> bool:
+    """Whether the platform answered a value masked (``***``, ``[redacted]``...): it keeps it secret.
+
+    :param value: a value as the platform answered it.
+    """
     return isinstance(value, str) and bool(value) and (set(value) == {"*"} or value.lower() in _MASKS)
 
 

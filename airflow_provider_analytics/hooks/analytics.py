@@ -428,6 +428,24 @@ class AnalyticsHook(AnalyticsBaseHook):
         # Connection fields kept in Airflow are read here, at apply time only, into what is sent.
         return apply_plan(self.client, plan, key_seed=seed, log=self.log, secrets=read_airflow_secret)
 
+    def export_definitions(
+        self, kinds: Sequence[str] | None = None, names: Sequence[str] | None = None
+    ) -> dict[str, list[dict[str, Any]]]:
+        """The workspace's objects as definitions (one mapping of the shape :meth:`plan_definitions` reads), so
+        that planning them against this workspace changes nothing; four listings, nothing else. Secrets are never
+        in it: a secret connection field is a ``from_connection`` reference to fill in. What a person should know
+        (names the platform shares, exported with their ``id``; references to create; secrets left out) is logged
+        at WARNING. The guide: docs/guides/export-definitions.md.
+
+        :param kinds: which sections: ``data_sources``, ``charts``, ``dashboards``, ``workflows`` (default: all).
+        :param names: only the objects of these names (default: every object).
+        :raises AnalyticsInputError: ``kinds`` or ``names`` malformed (before any request), or a name no object has.
+        """
+        from airflow_provider_analytics.definitions._export import checked_filters, export
+
+        chosen, only = checked_filters(kinds, names)
+        return export(self.client, chosen, only, self.log).definitions
+
     def test_connection(self) -> tuple[bool, str]:
         """Make one cheap authenticated call and say what to change if it fails; never raises, never shows the
         token (``connection/_probe.py``)."""

@@ -23,6 +23,7 @@ from airflow_provider_analytics._jobs.events import checked_event, failure_messa
 from airflow_provider_analytics._jobs.executions import ExecutionJob
 from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics._jobs.syncs import SyncJob
+from airflow_provider_analytics.definitions._export import SPLITS, checked_filters, definition_files
 from airflow_provider_analytics.definitions._model import LABELS
 from airflow_provider_analytics.definitions._problems import one_line
 from airflow_provider_analytics.definitions._review import moved_since
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LABELS",
     "LAST_LOOK_SECONDS",
+    "SPLITS",
     "STARTED",
     "TRANSIENT_ERRORS",
     "TRIGGER_FOR_JOB",
@@ -92,7 +94,9 @@ __all__ = [
     "TransferProgress",
     "call_deadline",
     "checked_event",
+    "checked_filters",
     "clean_text",
+    "definition_files",
     "endpoints",
     "failure_message",
     "from_earlier_try",

@@ -1,10 +1,11 @@
-"""Keep data sources, charts, dashboards and workflows as code: plan, then apply.
+"""Keep data sources, charts, dashboards and workflows as code: export what exists, plan, then apply.
 
-The guide: :doc:`/guides/apply-definitions` (``docs/guides/apply-definitions.md`` in a checkout).
+The guides: :doc:`/guides/apply-definitions`, :doc:`/guides/export-definitions` (``docs/guides/`` in a checkout).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
     from airflow_provider_analytics.definitions import Plan
 
-__all__ = ["ApplyDefinitionsOperator"]
+__all__ = ["ApplyDefinitionsOperator", "ExportDefinitionsOperator"]
 
 
 class ApplyDefinitionsOperator(AnalyticsBaseOperator):
@@ -185,3 +186,103 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
         :param task_instance: the finished task instance.
         """
         return operators._runtime.lineage_for(self, task_instance, "apply_definitions")
+
+
+class ExportDefinitionsOperator(AnalyticsBaseOperator):
+    """Write the workspace's objects, or some of them, as definition files that plan as unchanged against it.
+
+    The start of definitions kept as code: export, commit the files, then plan and apply them with
+    :class:`ApplyDefinitionsOperator`. Four listings are sent (one per kind, every page), nothing else. Files are
+    YAML, one per kind (``charts.yaml``) or one per object (``charts/revenue.yaml``), each written whole or not
+    at all; objects sorted by name and keys in a fixed order, so that a re-export of an unchanged workspace
+    writes the same bytes and a changed one diffs cleanly. A chart names its data source and a dashboard's
+    layout its charts by name. Secrets are never written: a secret connection field is a ``from_connection``
+    reference to an Airflow connection to create. Names the platform shares are exported with each object's
+    ``id``. Both, and anything that would not plan as unchanged, are logged at WARNING.
+
+    Returns ``{"files": [...], "counts": {section: objects}, "pinned": [...], "stale": [...]}``: the files
+    written, how many objects each section holds, the objects exported with their ids (``kind``, ``name``,
+    ``id``), and (``split_by="object"``) the files of the exported sections' folders this export did not write,
+    left as they are: an object renamed or gone since an earlier export, which an apply would create again.
+
+    :param destination: the folder to write to: a local path, or a URI such as ``s3://bucket/definitions/`` (end a
+        folder that does not exist yet with ``/``) (templated). Existing files of the same names are replaced.
+    :param kinds: which sections: ``data_sources``, ``charts``, ``dashboards``, ``workflows`` (default: all)
+        (templated).
+    :param names: only the objects of these names (default: every object) (templated).
+    :param split_by: ``kind`` (one file per section, default) or ``object`` (a folder per section, a file per
+        object).
+    :param analytics_conn_id: the Airflow connection of type ``analytics``.
+    """
+
+    template_fields = ("destination", "kinds", "names")
+    ui_color = "#fef7e0"
+
+    def __init__(
+        self,
+        *,
+        destination: Any,
+        kinds: Sequence[str] | None = None,
+        names: Sequence[str] | None = None,
+        split_by: str = "kind",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.destination = destination
+        self.kinds = kinds
+        self.names = names
+        self.split_by = split_by
+
+    @task_step
+    def execute(self, context: Context) -> dict[str, Any]:
+        runtime = operators._runtime
+        if self.split_by not in runtime.SPLITS:
+            raise runtime.AnalyticsInputError(
+                f"split_by must be one of {', '.join(map(repr, runtime.SPLITS))}, got {self.split_by!r}"
+            )
+        runtime.checked_filters(self.kinds, self.names)  # before the destination is touched
+        where = runtime.Destination.parse(self.destination)
+        if not where.is_folder:
+            raise runtime.AnalyticsInputError(
+                f"destination {self.destination!r} must be a folder: end it with '/' (the export writes a file per"
+                f" {self.split_by})"
+            )
+        where.prepare()
+        definitions = self.hook.export_definitions(self.kinds, self.names)
+        files = []
+        for relative, text in runtime.definition_files(definitions, self.split_by):
+            target = where.path.joinpath(*relative.split("/"))
+            data = text.encode("utf-8")
+            runtime.write_atomically(target, functools.partial(_write, data), len(data))
+            files.append(where.uri_of(target))
+        self.log.info("Wrote %d definition file(s) to %s", len(files), where.uri_of(where.path))
+        pinned = [
+            {"kind": section, "name": entry["name"], "id": entry["id"]}
+            for section, entries in definitions.items()
+            for entry in entries
+            if "id" in entry
+        ]
+        stale = self._stale(where, definitions, set(files)) if self.split_by == "object" else []
+        counts = {section: len(entries) for section, entries in definitions.items()}
+        return {"files": files, "counts": counts, "pinned": pinned, "stale": stale}
+
+    def _stale(self, where: Any, definitions: Mapping[str, Any], written: set[str]) -> list[str]:
+        """The ``.yaml`` files of the exported sections' folders that this export did not write (one WARNING)."""
+        stale = sorted(
+            where.uri_of(path)
+            for section in definitions
+            for path in where.path.joinpath(section).glob("*.yaml")
+            if where.uri_of(path) not in written
+        )
+        if stale:
+            self.log.warning(
+                "%d file(s) in the exported folders were not written by this export (an object renamed or gone"
+                " since an earlier one?): %s. An apply would create their objects again: remove them if so",
+                len(stale),
+                ", ".join(stale[:20]) + (f" and {len(stale) - 20} more" if len(stale) > 20 else ""),
+            )
+        return stale
+
+
+def _write(data: bytes, out: Any) -> None:
+    out.write(data)

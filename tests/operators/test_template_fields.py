@@ -17,7 +17,7 @@ import airflow_provider_analytics.sensors as sensors_package
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator, UpdateDashboardOperator
 from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
-from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator
+from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator, ExportDefinitionsOperator
 from airflow_provider_analytics.operators.reports import DownloadReportOperator, GenerateReportOperator
 from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator, ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
@@ -143,6 +143,14 @@ RENDER_CASES: dict[type[BaseOperator], tuple[dict[str, Any], dict[str, tuple[Any
                 {"changes": [{"kind": "dashboard", "name": "Sales {{ params.env }}", "action": "create"}]},
                 {"changes": [{"kind": "dashboard", "name": "Sales prod", "action": "create"}]},
             ),
+        },
+    ),
+    ExportDefinitionsOperator: (
+        {},
+        {
+            "destination": ("/defs/{{ params.env }}/", "/defs/prod/"),
+            "kinds": (["{{ 'charts' }}"], ["charts"]),
+            "names": (["Sales {{ params.env }}"], ["Sales prod"]),
         },
     ),
     WorkflowExecutionSensor: (

@@ -1,0 +1,389 @@
+"""The platform's objects written as definitions, so that planning them against the same workspace changes nothing.
+
+:func:`export` sends the four listings a plan sends (``_apply.read_existing``) and nothing else; the rest is no
+I/O: :func:`export_definitions` turns what they answered into one mapping of the definitions' shape, which
+:func:`export` then plans against the same answers (an export that would not plan as unchanged says why), and
+:func:`definition_files` splits it into files. The platform's answers are
+read as hostile: an object without a usable name or id is left out and said so, a value definitions cannot carry
+fails the export naming the object (the same checks a plan makes, run on the result before anything is written),
+and nothing the platform keeps secret is written. What an export writes, and why:
+
+- **Only what a definition sets**: no ``created_at``, ``version``, ``sync``, no layout item's own fields (a tile's
+  title): those are the platform's, never compared by a plan, and kept by an update.
+- **References by name**: a chart names its data source, a layout item its chart, by name when that name is one
+  object's on the platform (and no other object's id), else by id.
+- **Names the platform shares** (it does not keep them unique): each object of such a name is exported with its
+  ``id``, which pins the definition to it (``_plan``), and a note says so.
+- **Secrets are never written.** A connection field under a secret-looking key, or answered masked (``***``),
+  becomes a reference to an Airflow connection to fill in: ``{from_connection: analytics_<name>, field: <key>}``.
+  The platform never returns a secret connection field at all, so a connection naming a user and no secret gets a
+  ``password`` reference (``_with_password``): a plan does not compare references, and an apply reads one only
+  when it creates the data source, so on this workspace the export still plans as unchanged. A value under a
+  secret-looking key in a chart's options or a workflow's configuration is left out, and a note names it: a plan
+  then shows that field as ``(secret changed)`` until the definition has it again (references are read only in
+  connections).
+- **Stable text**: objects sorted by name (then id), fields in the order of the definitions' shape, the keys of
+  free-form values sorted; a re-export of an unchanged workspace writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_provider_analytics.definitions._apply import read_existing
+from airflow_provider_analytics.definitions._compare import PLACED, is_masked
+from airflow_provider_analytics.definitions._load import load_definitions
+from airflow_provider_analytics.definitions._model import KINDS, LABELS, MAX_DEPTH, SECTIONS, Kind, is_secret_field
+from airflow_provider_analytics.definitions._plan import Existing, make_plan
+from airflow_provider_analytics.definitions._problems import one_line
+from airflow_provider_analytics.wire._calls import Sender
+from airflow_provider_analytics.wire._contract import ID_PATTERN
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
+
+__all__ = [
+    "SPLITS",
+    "Exported",
+    "checked_filters",
+    "definition_files",
+    "export",
+    "export_definitions",
+    "reference_connection_id",
+]
+
+# How an export is split into files: one per kind (``charts.yaml``), or one per object (``charts/revenue.yaml``).
+SPLITS = ("kind", "object")
+_HEADER = (
+    "# Exported from the analytics platform by airflow-provider-analytics (ExportDefinitionsOperator).\n"
+    "# Edit, then plan and apply with ApplyDefinitionsOperator. Secrets are never exported: a secret connection\n"
+    "# field is a reference to an Airflow connection (from_connection) that the apply reads.\n"
+)
+
+# Connection keys that name a user: such a connection has a password the platform never returns.
+_LOG = logging.getLogger(__name__)
+_USER_KEYS = frozenset({"user", "username", "login", "user_name"})
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+_MOST_SLUG = 60
+
+
+@dataclass(frozen=True)
+class Exported:
+    """An export: the definitions, and what the export has to say about them.
+
+    :param definitions: one mapping of the definitions' shape: a section per exported kind, each object's fields.
+    :param notes: one line per thing a person should know: names exported with their ids, secrets left out,
+        references to fill in, objects that could not be exported.
+    """
+
+    definitions: dict[str, list[dict[str, Any]]]
+    notes: tuple[str, ...] = field(default=())
+
+
+def reference_connection_id(name: str, ident: str) -> str:
+    """The Airflow connection a data source's exported secret fields refer to: ``analytics_<its name as a slug>``.
+
+    :param name: the data source's name.
+    :param ident: its id (the slug when the name has no letter or digit).
+    """
+    slug = _NOT_SLUG.sub("_", name.lower()).strip("_")[:_MOST_SLUG].strip("_")
+    return f"analytics_{slug or ident.lower()}"
+
+
+def checked_filters(kinds: object, names: object) -> tuple[tuple[Kind, ...], frozenset[str] | None]:
+    """An export's ``kinds`` (section names; ``None``: all four) and ``names`` (``None``: every object), checked
+    before any request.
+
+    :param kinds: ``None``, or a list of ``data_sources``, ``charts``, ``dashboards``, ``workflows``.
+    :param names: ``None``, a name, or a list of names.
+    :raises AnalyticsInputError: anything else, saying what to write.
+    """
+    sections = {section: kind for kind, section in SECTIONS.items()}
+    if kinds is None:
+        chosen: tuple[Kind, ...] = KINDS
+    else:
+        listed = [kinds] if isinstance(kinds, str) else kinds
+        if (
+            not isinstance(listed, (list, tuple, set, frozenset))
+            or not listed
+            or not all(isinstance(item, str) and item in sections for item in listed)
+        ):
+            raise AnalyticsInputError(
+                f"kinds must be a list of section names ({', '.join(sections)}) or None for all of them; got"
+                f" {one_line(repr(kinds))[:200]}"
+            )
+        chosen = tuple(kind for kind in KINDS if SECTIONS[kind] in listed)
+    if names is None:
+        return chosen, None
+    listed_names = [names] if isinstance(names, str) else names
+    if (
+        not isinstance(listed_names, (list, tuple, set, frozenset))
+        or not listed_names
+        or not all(isinstance(name, str) and name.strip() for name in listed_names)
+    ):
+        raise AnalyticsInputError(
+            f"names must be a non-empty list of object names, or None to export every object; got"
+            f" {one_line(repr(names))[:200]}"
+        )
+    return chosen, frozenset(listed_names)
+
+
+def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | None, log: Any = _LOG) -> Exported:
+    """Read the platform (four listings) and export; the export is planned against what was read, and every note
+    (and any object that would not plan as unchanged) is logged at WARNING.
+
+    :param sender: what sends the listings (a client).
+    :param kinds: which kinds to export (:func:`checked_filters`).
+    :param names: only objects of these names; ``None``: every object.
+    :param log: where the summary (INFO) and the notes (WARNING) go.
+    :raises AnalyticsInputError: a name in ``names`` that no object of ``kinds`` has.
+    """
+    existing = read_existing(sender)
+    exported = export_definitions(existing, kinds, names)
+    if names is not None:
+        found = {entry["name"] for entries in exported.definitions.values() for entry in entries}
+        missing = sorted(set(names) - found)
+        if missing:
+            labels = " or ".join(f"{LABELS[kind]}s" for kind in kinds)
+            raise AnalyticsInputError(
+                f"names: no {labels} on the platform named {', '.join(repr(one_line(name)) for name in missing)}"
+                " (names are matched exactly): correct the names, or widen kinds"
+            )
+    notes = [*exported.notes, *_round_trip(exported, existing)]
+    counts = ", ".join(f"{len(entries)} {section}" for section, entries in exported.definitions.items())
+    log.info("Exported %s", counts)
+    for note in notes:
+        log.warning("%s", note)
+    return Exported(exported.definitions, tuple(notes))
+
+
+def _round_trip(exported: Exported, existing: Existing) -> list[str]:
+    """What a plan of the export against the platform it was read from would change: nothing, unless an object
+    holds a secret left out, or the platform answered something a plan refuses (a dangling reference)."""
+    try:
+        plan = make_plan(load_definitions(dict(exported.definitions)), existing)
+    except AnalyticsInputError as error:
+        return [f"the exported definitions do not plan against this workspace as they are: {error}"]
+    moved = [change for change in plan.changes if change.action not in ("unchanged", "not_managed")]
+    return [
+        f"{LABELS[change.kind]} {one_line(change.name)!r} would not plan as unchanged: {change.action}"
+        f" ({one_line(change.detail)[:300]})"
+        for change in moved
+    ]
+
+
+def export_definitions(existing: Existing, kinds: Collection[Kind], names: Collection[str] | None) -> Exported:
+    """The platform's objects of ``kinds`` (those named ``names``, when given) as definitions.
+
+    :param existing: what the platform's four listings answered.
+    :param kinds: which kinds to export.
+    :param names: only objects of these names; ``None``: every object.
+    :raises UnexpectedResponseError: a value no definition can hold (nesting beyond the definitions' limit).
+    """
+    notes: list[str] = []
+    usable = {kind: _usable(kind, existing.of_kind(kind), notes) for kind in KINDS}
+    naming = {kind: _Naming(usable[kind]) for kind in KINDS}
+    exported: dict[str, list[dict[str, Any]]] = {}
+    for kind in KINDS:
+        if kind not in kinds:
+            continue
+        chosen = [item for item in usable[kind] if names is None or item["name"] in names]
+        chosen.sort(key=lambda item: (item["name"], item["id"]))
+        entries = []
+        for item in chosen:
+            entry = {"name": item["name"], **_fields(kind, item, naming, notes)}
+            if naming[kind].shared(item["name"]):
+                entry["id"] = item["id"]
+            entries.append(entry)
+        exported[SECTIONS[kind]] = entries
+        for name, ids in naming[kind].shared_chosen(chosen):
+            notes.append(
+                f"{len(ids)} {LABELS[kind]}s on the platform are named {one_line(name)!r}: each is exported with its"
+                f" id ({', '.join(ids)}), which tells the definitions apart; rename them on the platform (and drop"
+                " the ids) to manage them by name"
+            )
+    return Exported(exported, tuple(notes))
+
+
+def _usable(kind: Kind, items: Iterable[Mapping[str, Any]], notes: list[str]) -> list[Mapping[str, Any]]:
+    """The objects a definition can name: a non-blank string name and an id of the platform's shape."""
+    kept = []
+    for item in items:
+        ident, name = item.get("id"), item.get("name")
+        if not isinstance(ident, str) or not ID_PATTERN.fullmatch(ident):
+            notes.append(f"a {LABELS[kind]} with the id {one_line(repr(ident))[:80]} was not exported: not an id")
+        elif not isinstance(name, str) or not name.strip():
+            notes.append(f"{LABELS[kind]} {ident} was not exported: it has no name ({one_line(repr(name))[:40]})")
+        else:
+            kept.append(item)
+    return kept
+
+
+class _Naming:
+    """How a definition refers to a platform object of one kind: by name when that name is one object's and no
+    object's id, else by id."""
+
+    def __init__(self, items: list[Mapping[str, Any]]) -> None:
+        self.ids = {item["id"] for item in items}
+        self.by_id = {item["id"]: item for item in items}
+        self.counts: dict[str, int] = {}
+        for item in items:
+            self.counts[item["name"]] = self.counts.get(item["name"], 0) + 1
+
+    def shared(self, name: str) -> bool:
+        return self.counts.get(name, 0) > 1
+
+    def shared_chosen(self, chosen: list[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+        by_name: dict[str, list[str]] = {}
+        for item in chosen:
+            if self.shared(item["name"]):
+                by_name.setdefault(item["name"], []).append(item["id"])
+        return sorted(by_name.items())
+
+    def reference(self, ident: object) -> Any:
+        """The name to write for the object ``ident`` names, or ``ident`` itself."""
+        item = self.by_id.get(ident) if isinstance(ident, str) else None
+        if item is None or self.shared(item["name"]) or (item["name"] in self.ids and item["name"] != ident):
+            return ident
+        return item["name"]
+
+
+def _fields(kind: Kind, item: Mapping[str, Any], naming: Mapping[Kind, _Naming], notes: list[str]) -> dict[str, Any]:
+    """An object's fields in the definitions' shape (its name aside)."""
+    where = f"{LABELS[kind]} {one_line(item['name'])!r} ({item['id']})"
+    if kind == "data_source":
+        return {"type": item.get("type"), "connection": _connection(item, where, notes)}
+    if kind == "chart":
+        return {
+            "type": item.get("type"),
+            "data_source": naming["data_source"].reference(item.get("data_source_id")),
+            "query": item.get("query"),
+            "options": _free_form(item.get("options"), "options", where, notes),
+        }
+    if kind == "dashboard":
+        layout = item.get("layout")
+        return {
+            "description": _text(item.get("description")),
+            "tags": item.get("tags") if item.get("tags") is not None else [],
+            "layout": [_placed(place, naming["chart"]) for place in layout] if isinstance(layout, list) else layout,
+        }
+    return {
+        "description": _text(item.get("description")),
+        "configuration": _free_form(item.get("configuration"), "configuration", where, notes),
+    }
+
+
+def _text(value: object) -> object:
+    return "" if value is None else value
+
+
+def _placed(place: object, charts: _Naming) -> object:
+    if not isinstance(place, Mapping):
+        return place  # refused by the check of the result, naming the dashboard
+    placed = {key: place.get(key) for key in PLACED}
+    return {"chart": charts.reference(placed.pop("chart_id")), **placed}
+
+
+def _connection(item: Mapping[str, Any], where: str, notes: list[str]) -> object:
+    held = item.get("connection")
+    if held is None:
+        return {}
+    if not isinstance(held, Mapping):
+        return held  # refused by the check of the result
+    conn_id = reference_connection_id(item["name"], item["id"])
+    written: dict[str, Any] = {}
+    for key in sorted(held):
+        value = held[key]
+        if is_secret_field(key) or is_masked(value):
+            written[key] = {"from_connection": conn_id, "field": key}
+        else:
+            # a secret nested deeper is not compared by a plan either (``without_secrets``): left out, unsaid
+            written[key] = _cleaned(value, f"connection.{key}", 2, where, [])
+    referred = any(isinstance(value, Mapping) and "from_connection" in value for value in written.values())
+    if not referred and _USER_KEYS & {key.lower() for key in written if isinstance(key, str)}:
+        written["password"] = {"from_connection": conn_id, "field": "password"}
+    refs = sorted(key for key, value in written.items() if isinstance(value, Mapping) and "from_connection" in value)
+    if refs:
+        notes.append(
+            f"data source {where}: {', '.join(refs)} will be read from the Airflow connection {conn_id!r} when the"
+            " data source is created (the platform never returns secrets): create that connection, or change the"
+            " reference, before applying these definitions to another workspace"
+        )
+    return written
+
+
+def _free_form(value: object, name: str, where: str, notes: list[str]) -> object:
+    if value is None and name == "options":
+        return {}
+    if not isinstance(value, Mapping):
+        return value  # refused by the check of the result
+    left_out: list[str] = []
+    kept = _cleaned(value, name, 1, where, left_out)
+    if left_out:
+        notes.append(
+            f"{where}: {', '.join(left_out)} not written (a secret); a plan shows it as '(secret changed)' until"
+            " the definition has it again"
+        )
+    return kept
+
+
+def _cleaned(value: Any, path: str, depth: int, where: str, left_out: list[str]) -> Any:
+    """``value`` without its secret-looking keys (each one's path added to ``left_out``), the keys of every
+    mapping sorted so that a re-export writes the same text."""
+    if depth > MAX_DEPTH:
+        raise UnexpectedResponseError(
+            f"the platform's {where} holds a value nested more than {MAX_DEPTH} levels deep, which definitions"
+            " cannot carry: export the other objects (kinds=, names=)"
+        )
+    if isinstance(value, Mapping):
+        kept = {}
+        for key in sorted(value, key=str):
+            if is_secret_field(key):
+                left_out.append(f"{path}.{key}")
+            else:
+                kept[key] = _cleaned(value[key], f"{path}.{key}", depth + 1, where, left_out)
+        return kept
+    if isinstance(value, list):
+        return [_cleaned(item, f"{path}[{index}]", depth + 1, where, left_out) for index, item in enumerate(value)]
+    return value
+
+
+def definition_files(definitions: Mapping[str, list[dict[str, Any]]], split_by: str) -> list[tuple[str, str]]:
+    """The files an export writes: each one's path (relative, ``/``-separated) and YAML text, in a stable order.
+
+    Every text is read back with the definitions' own YAML reader before it is returned, and must give back what
+    was written: a value PyYAML would write so that it reads back otherwise is a bug caught here, not in a file.
+
+    :param definitions: an export's definitions (:attr:`Exported.definitions`).
+    :param split_by: ``kind`` (``charts.yaml``: every section, even an empty one, so that a re-export empties it) or
+        ``object`` (``charts/revenue.yaml``; a name that slugs like another's gets the object's id too).
+    """
+    documents: list[tuple[str, dict[str, Any]]] = []
+    for section, entries in definitions.items():
+        if split_by == "kind":
+            documents.append((f"{section}.yaml", {section: entries}))
+            continue
+        stems = [_slug(entry["name"]) for entry in entries]
+        for entry, stem in zip(entries, stems, strict=True):
+            unique = stem and stems.count(stem) == 1 and "id" not in entry
+            name = stem if unique else "-".join(part for part in (stem, str(entry.get("id") or "")) if part)
+            documents.append((f"{section}/{name}.yaml", {section: [entry]}))
+    return [(path, _rendered(document, path)) for path, document in documents]
+
+
+def _slug(name: str) -> str:
+    return _NOT_SLUG.sub("-", name.lower()).strip("-")[:_MOST_SLUG].strip("-")
+
+
+def _rendered(document: dict[str, Any], path: str) -> str:
+    import yaml  # type: ignore[import-untyped]  # PyYAML (installed with Airflow) ships no type information
+
+    from airflow_provider_analytics.definitions._yaml import parse_yaml
+
+    body: str = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    text = _HEADER + body
+    if parse_yaml(text) != document:
+        raise UnexpectedResponseError(f"{path}: the exported YAML does not read back as what was exported")
+    return text
