@@ -317,18 +317,10 @@ def register_secret_values(values: Iterable[Any]) -> None:
     """
     from airflow.providers.common.compat.sdk import mask_secret
 
-    from airflow_provider_analytics.wire._redaction import remember_secret
+    from airflow_provider_analytics.wire._redaction import remember_all
 
-    pending = list(values)
-    while pending:
-        value = pending.pop()
-        if isinstance(value, Mapping):
-            pending += value.values()
-        elif isinstance(value, (list, tuple)):
-            pending += value
-        elif isinstance(value, (str, int)) and not isinstance(value, bool):
-            remember_secret(str(value))
-            mask_secret(str(value))
+    for secret in remember_all(values):
+        mask_secret(secret)
 
 
 def quiet_httpx_request_lines() -> None:

@@ -26,7 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_analytics.definitions._plan import ACTIONS, Plan
+from airflow_provider_analytics.definitions._plan import ACTIONS
 from airflow_provider_analytics.definitions._problems import one_line
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
@@ -39,15 +39,16 @@ _ROW_FIELDS = {"kind": str, "name": str, "action": str}
 _MOST_SHOWN = 20
 
 
-def moved_since(reviewed: object, plan: Plan) -> list[str]:
+def moved_since(reviewed: object, plan: Mapping[str, Any]) -> list[str]:
     """What differs between the reviewed plan and ``plan`` (made now): one line per object; empty: the same.
 
     :param reviewed: the reviewed plan: :meth:`Plan.to_dict`'s form, or the apply operator's return value.
-    :param plan: the plan made again, from the platform and the definitions as they are now.
+    :param plan: the plan made again, from the platform and the definitions as they are now, in
+        :meth:`Plan.to_dict`'s form (the apply task's return value holds it already).
     :raises AnalyticsInputError: ``reviewed`` is not a plan (the message says what is wrong with it).
     """
     before = _writing_rows(_rows_of(reviewed))
-    now = _writing_rows([change.to_dict() for change in plan.changes])
+    now = _writing_rows(plan["changes"])
     lines = []
     for key in sorted(before.keys() | now.keys()):
         was, is_ = before.get(key), now.get(key)

@@ -109,7 +109,7 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
             self.log.info("plan_only=True: nothing applied")
             return result
         if self.reviewed_plan is not None:
-            moved = operators._runtime.moved_since(self.reviewed_plan, plan)
+            moved = operators._runtime.moved_since(self.reviewed_plan, result["plan"])
             if moved:
                 raise operators._runtime.ReviewedPlanMoved(
                     "The plan made now is not the reviewed one, so nothing was written; review the new plan (its"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, AnyStr, Generic
 from urllib.parse import quote, quote_plus, urlsplit
@@ -161,6 +161,26 @@ def remember_secrets(value: Any) -> list[str]:
     found = secret_values(value)
     for secret in found:
         remember_secret(secret)
+    return found
+
+
+def remember_all(values: Iterable[Any]) -> list[str]:
+    """Remember every text and whole number in ``values``, at any depth, whatever its key (a value kept secret
+    by where it came from, such as a connection field read from Airflow); returns them, for Airflow's masker too.
+
+    :param values: the values, each plain JSON.
+    """
+    found: list[str] = []
+    pending = list(values)
+    while pending:  # a loop, not recursion: a value read from Airflow may nest deeply
+        value = pending.pop()
+        if isinstance(value, Mapping):
+            pending += value.values()
+        elif isinstance(value, (list, tuple)):
+            pending += value
+        elif isinstance(value, (str, int)) and not isinstance(value, bool):
+            remember_secret(str(value))
+            found.append(str(value))
     return found
 
 
