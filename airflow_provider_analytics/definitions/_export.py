@@ -307,7 +307,7 @@ def _connection(item: Mapping[str, Any], where: str, notes: list[str]) -> object
     refs = sorted(key for key, value in written.items() if isinstance(value, Mapping) and "from_connection" in value)
     if refs:
         notes.append(
-            f"data source {where}: {', '.join(refs)} will be read from the Airflow connection {conn_id!r} when the"
+            f"{where}: {', '.join(refs)} will be read from the Airflow connection {conn_id!r} when the"
             " data source is created (the platform never returns secrets): create that connection, or change the"
             " reference, before applying these definitions to another workspace"
         )

@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+from airflow_provider_analytics.sandbox.domain.config import DEFAULT_WORKSPACE
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from tests.support.airflow_runs import RunDag
 
@@ -60,6 +61,17 @@ def test_the_apply_takes_the_plan_task_s_output_as_its_reviewed_plan(run_dag: Ru
     assert moved.states == {"plan": "success", "apply": "failed"}
     assert moved.tries["apply"] == 1  # ReviewedPlanMoved: no retry
     assert [d["description"] for d in sandbox.state.dashboards() if d["name"] == "Reviewed"] == ["v2"]
+
+
+def test_an_export_passes_the_drift_check_of_its_own_files(
+    run_dag: RunDag, sandbox: SandboxServer, tmp_path: Path
+) -> None:
+    result = run_dag("test_definitions_exported", folder=str(tmp_path))
+    assert result.states == {"export": "success", "drift_check": "success"}
+    exported = result.xcom("export")
+    assert exported["counts"]["dashboards"] == len(sandbox.state.dashboards(DEFAULT_WORKSPACE))
+    assert all(Path(path).parent.parent == tmp_path for path in exported["files"])
+    assert result.xcom("drift_check")["plan"]["writes"] is False
 
 
 def test_chart_data_to_xcom_bounded_and_to_files(run_dag: RunDag, sandbox: SandboxServer, tmp_path: Path) -> None:

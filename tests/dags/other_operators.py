@@ -9,7 +9,7 @@ from airflow.providers.common.compat.sdk import DAG
 from airflow_provider_analytics.operators.charts import CreateChartOperator, GetChartDataOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator, UpdateDashboardOperator
 from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
-from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator
+from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator, ExportDefinitionsOperator
 from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator
 
 START = datetime(2026, 1, 1)
@@ -65,6 +65,18 @@ with DAG("test_dashboard_as_code", schedule=None, start_date=START, catchup=Fals
 # conf "edited" stands for a definition edited between the review and the apply.
 def reviewed_definitions(description: str) -> dict[str, object]:
     return {"dashboards": [{"name": "Reviewed", "description": description, "tags": ["as-code"]}]}
+
+
+# Adopting definitions: export the workspace, then check the exported files for drift (nothing may differ).
+with DAG("test_definitions_exported", schedule=None, start_date=START, catchup=False):
+    ExportDefinitionsOperator(
+        task_id="export", destination="{{ dag_run.conf['folder'] }}/", split_by="object"
+    ) >> ApplyDefinitionsOperator(
+        task_id="drift_check",
+        definitions="{{ dag_run.conf['folder'] }}/*/*.yaml",
+        plan_only=True,
+        fail_on_changes=True,
+    )
 
 
 with DAG("test_definitions_reviewed", schedule=None, start_date=START, catchup=False):

@@ -125,7 +125,7 @@ def test_a_name_defined_twice_across_two_files_names_both_places(
     assert problems == [
         f"{second}: charts[1] 'Revenue': name: charts already has 'Revenue' at {first}: charts[0] 'Revenue'; a name"
         " identifies a chart on the platform, so each must be unique in its section: rename one, or give each the"
-            " 'id' of the platform chart it manages"
+        " 'id' of the platform chart it manages"
     ]
 
 

@@ -10,11 +10,13 @@ import hashlib
 from typing import Any
 
 import pytest
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no type information
 
 from airflow_provider_analytics.destinations._download import download_report_to
 from airflow_provider_analytics.destinations._target import Destination, refuse_existing
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
+from airflow_provider_analytics.operators.definitions import ExportDefinitionsOperator
 from airflow_provider_analytics.operators.reports import DownloadReportOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
@@ -298,3 +300,21 @@ def test_chart_export_streams_to_s3(sandbox: SandboxServer, s3: Any) -> None:
     assert len(lines) == result["rows"] + 1
     assert lines[0] == ",".join(column["name"] for column in result["columns"])
     assert sorted(objects(s3, BUCKET)) == ["charts/other.csv", "charts/rows.csv"]
+
+
+def test_definitions_export_to_s3_plans_unchanged_and_names_stale_objects(
+    hook: AnalyticsHook, sandbox: SandboxServer, s3: Any
+) -> None:
+    s3.put_object(Bucket=BUCKET, Key="defs/workflows/gone.yaml", Body=b"workflows: []\n")  # an earlier export's
+    destination = f"s3://{CONN_ID}@exports/defs/"
+    op = ExportDefinitionsOperator(task_id="export", destination=destination, split_by="object", kinds=["workflows"])
+
+    result = op.execute(make_context())
+
+    keys = sorted(key for key in objects(s3, BUCKET) if key != "defs/workflows/gone.yaml")
+    assert [f"s3://{CONN_ID}@exports/{key}" for key in keys] == sorted(result["files"])
+    assert result["counts"]["workflows"] == len(keys) > 0
+    assert result["stale"] == [f"s3://{CONN_ID}@exports/defs/workflows/gone.yaml"]
+    assert open_uploads(s3, BUCKET) == []
+    exported = {"workflows": [yaml.safe_load(body_of(s3, key))["workflows"][0] for key in keys]}
+    assert hook.plan_definitions(exported).counts["unchanged"] == len(keys)
