@@ -22,11 +22,13 @@ from tests.support.airflow_runs import AIRFLOW_VERSION, needs_airflow
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "example_dags"
 # Example file -> the first Airflow release it runs on.
-NEEDS = {"analytics_on_source_sync.py": "3.0"}  # AssetWatcher
+NEEDS = {"analytics_on_source_sync.py": "3.0", "definitions_reviewed.py": "3.1"}  # AssetWatcher; ApprovalOperator
 DAG_IDS = {
     "analytics_on_source_sync.py": "analytics_on_source_sync",
     "dashboards_as_code.py": "analytics_dashboards_as_code",
     "definitions_as_code.py": "analytics_definitions_as_code",
+    "definitions_export.py": "analytics_definitions_export",
+    "definitions_reviewed.py": "analytics_definitions_reviewed",
     "fire_and_forget.py": "analytics_fire_and_forget",
     "platform_objects.py": "analytics_platform_objects",
     "start_then_sense.py": "analytics_start_then_sense",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from demo_events import show_event_driven_start
+from demo_review import run_reviewed_apply
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / ".demo"
@@ -32,6 +33,7 @@ PLAN = [
     ("analytics_platform_objects", None),
     ("analytics_start_then_sense", None),
     ("analytics_definitions_as_code", None),
+    ("analytics_definitions_export", None),
 ]
 
 
@@ -87,7 +89,9 @@ def describe(task_id: str, key: str, value: Any) -> None:
         elif key == "return_value" and isinstance(value, str):
             print(f"    {task_id} returned {value!r}")
         return
-    if "plan" in value and isinstance(value["plan"], dict):  # ApplyDefinitionsOperator
+    if "files" in value and "pinned" in value:  # ExportDefinitionsOperator
+        print(f"    exported {json.dumps(value['counts'])} to {len(value['files'])} files")
+    elif "plan" in value and isinstance(value["plan"], dict):  # ApplyDefinitionsOperator
         written = (value.get("applied") or {}).get("counts")
         print(f"    {value['plan'].get('summary')}; written: {json.dumps(written)}")
     elif key == "download":
@@ -129,6 +133,8 @@ def main() -> int:
         subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True)
         print("Running the example DAGs with `airflow dags test` ...")
         outcomes = run_dags(env)
+        print("Planning, approving and applying definitions (analytics_definitions_reviewed) ...")
+        outcomes.append(run_reviewed_apply(env, BIN / "airflow", DEMO))
         os.environ.update(env)
         ok = summarise() and all(code == 0 for _, code, _ in outcomes)
         ok = show_event_driven_start(env, DEMO) and ok  # tools/demo_events.py
