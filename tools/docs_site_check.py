@@ -43,6 +43,7 @@ GUIDES = [
     "guides/create-dashboard",
     "guides/update-dashboard",
     "guides/apply-definitions",
+    "guides/export-definitions",
     "guides/review-definitions",
     "guides/data-source-synced",
     "guides/workflow-execution-sensor",
