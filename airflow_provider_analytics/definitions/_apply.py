@@ -1,4 +1,5 @@
-"""Read the platform, plan, and apply a plan through a client: the only part of definitions that sends requests.
+"""Read the platform, plan, apply a plan and export through a client: the only part of definitions that sends
+requests.
 
 Reading is one list call per kind (pages followed), so a plan costs four listings however many objects it names.
 Applying writes in dependency order (data sources, charts, dashboards, workflows), a reference to an object
@@ -40,12 +41,13 @@ import functools
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from airflow_provider_analytics.connection._config import register_secret_values, register_secrets
 from airflow_provider_analytics.definitions._compare import kept_layout
+from airflow_provider_analytics.definitions._export import Exported, export_definitions
 from airflow_provider_analytics.definitions._load import DefinitionsSource, load_definitions
 from airflow_provider_analytics.definitions._model import (
     KINDS,
@@ -72,7 +74,7 @@ from airflow_provider_analytics.wire.errors import AnalyticsInputError, Unexpect
 if TYPE_CHECKING:
     from airflow_provider_analytics.wire._models import LayoutItem
 
-__all__ = ["AppliedPlan", "Written", "apply_plan", "idempotency_key", "plan_definitions", "read_existing"]
+__all__ = ["AppliedPlan", "Written", "apply_plan", "export", "idempotency_key", "plan_definitions", "read_existing"]
 
 # Stands for the id of an object created earlier in the same apply, while the writes are checked before the first.
 _PLACEHOLDER_ID = "pending"
@@ -105,6 +107,50 @@ def _objects(items: Iterable[Mapping[str, Any]], label: str) -> tuple[dict[str, 
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             raise UnexpectedResponseError(f"the platform listed a {label} without a string 'id': {item!r:.120}")
     return objects
+
+
+def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | None, log: Any = _LOG) -> Exported:
+    """Read the platform (four listings) and export; the export is planned against what was read, and every note
+    (and any object that would not plan as unchanged) is logged at WARNING.
+
+    :param sender: what sends the listings (a client).
+    :param kinds: which kinds to export (:func:`checked_filters`).
+    :param names: only objects of these names; ``None``: every object.
+    :param log: where the summary (INFO) and the notes (WARNING) go: a logger, or a hook's ``self.log``.
+    :raises AnalyticsInputError: a name in ``names`` that no object of ``kinds`` has.
+    """
+    existing = read_existing(sender)
+    exported = export_definitions(existing, kinds, names)
+    if names is not None:
+        found = {entry["name"] for entries in exported.definitions.values() for entry in entries}
+        missing = sorted(set(names) - found)
+        if missing:
+            labels = " or ".join(f"{LABELS[kind]}s" for kind in kinds)
+            raise AnalyticsInputError(
+                f"names: no {labels} on the platform named {', '.join(repr(one_line(name)) for name in missing)}"
+                " (names are matched exactly): correct the names, or widen kinds"
+            )
+    notes = [*exported.notes, *_round_trip(exported, existing)]
+    counts = ", ".join(f"{len(entries)} {section}" for section, entries in exported.definitions.items())
+    log.info("Exported %s", counts)
+    for note in notes:
+        log.warning("%s", note)
+    return Exported(exported.definitions, tuple(notes))
+
+
+def _round_trip(exported: Exported, existing: Existing) -> list[str]:
+    """What a plan of the export against the platform it was read from would change: nothing, unless an object
+    holds a secret left out, or the platform answered something a plan refuses (a dangling reference)."""
+    try:
+        plan = make_plan(load_definitions(dict(exported.definitions)), existing)
+    except AnalyticsInputError as error:
+        return [f"the exported definitions do not plan against this workspace as they are: {error}"]
+    moved = [change for change in plan.changes if change.action not in ("unchanged", "not_managed")]
+    return [
+        f"{LABELS[change.kind]} {one_line(change.name)!r} would not plan as unchanged: {change.action}"
+        f" ({one_line(change.detail)[:300]})"
+        for change in moved
+    ]
 
 
 def plan_definitions(sender: Sender, source: DefinitionsSource, log: InfoLog = _LOG) -> Plan:

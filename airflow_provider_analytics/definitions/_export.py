@@ -28,19 +28,15 @@ and nothing the platform keeps secret is written. What an export writes, and why
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_analytics.definitions._apply import read_existing
 from airflow_provider_analytics.definitions._compare import PLACED, is_masked
-from airflow_provider_analytics.definitions._load import load_definitions
 from airflow_provider_analytics.definitions._model import KINDS, LABELS, MAX_DEPTH, SECTIONS, Kind, is_secret_field
-from airflow_provider_analytics.definitions._plan import Existing, make_plan
+from airflow_provider_analytics.definitions._plan import Existing
 from airflow_provider_analytics.definitions._problems import one_line
-from airflow_provider_analytics.wire._calls import Sender
 from airflow_provider_analytics.wire._contract import ID_PATTERN
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
 
@@ -49,7 +45,6 @@ __all__ = [
     "Exported",
     "checked_filters",
     "definition_files",
-    "export",
     "export_definitions",
     "reference_connection_id",
 ]
@@ -63,10 +58,10 @@ _HEADER = (
 )
 
 # Connection keys that name a user: such a connection has a password the platform never returns.
-_LOG = logging.getLogger(__name__)
 _USER_KEYS = frozenset({"user", "username", "login", "user_name"})
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _MOST_SLUG = 60
+_MOST_LISTED = 20  # data sources named in the one line about references
 
 
 @dataclass(frozen=True)
@@ -130,50 +125,6 @@ def checked_filters(kinds: object, names: object) -> tuple[tuple[Kind, ...], fro
     return chosen, frozenset(listed_names)
 
 
-def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | None, log: Any = _LOG) -> Exported:
-    """Read the platform (four listings) and export; the export is planned against what was read, and every note
-    (and any object that would not plan as unchanged) is logged at WARNING.
-
-    :param sender: what sends the listings (a client).
-    :param kinds: which kinds to export (:func:`checked_filters`).
-    :param names: only objects of these names; ``None``: every object.
-    :param log: where the summary (INFO) and the notes (WARNING) go.
-    :raises AnalyticsInputError: a name in ``names`` that no object of ``kinds`` has.
-    """
-    existing = read_existing(sender)
-    exported = export_definitions(existing, kinds, names)
-    if names is not None:
-        found = {entry["name"] for entries in exported.definitions.values() for entry in entries}
-        missing = sorted(set(names) - found)
-        if missing:
-            labels = " or ".join(f"{LABELS[kind]}s" for kind in kinds)
-            raise AnalyticsInputError(
-                f"names: no {labels} on the platform named {', '.join(repr(one_line(name)) for name in missing)}"
-                " (names are matched exactly): correct the names, or widen kinds"
-            )
-    notes = [*exported.notes, *_round_trip(exported, existing)]
-    counts = ", ".join(f"{len(entries)} {section}" for section, entries in exported.definitions.items())
-    log.info("Exported %s", counts)
-    for note in notes:
-        log.warning("%s", note)
-    return Exported(exported.definitions, tuple(notes))
-
-
-def _round_trip(exported: Exported, existing: Existing) -> list[str]:
-    """What a plan of the export against the platform it was read from would change: nothing, unless an object
-    holds a secret left out, or the platform answered something a plan refuses (a dangling reference)."""
-    try:
-        plan = make_plan(load_definitions(dict(exported.definitions)), existing)
-    except AnalyticsInputError as error:
-        return [f"the exported definitions do not plan against this workspace as they are: {error}"]
-    moved = [change for change in plan.changes if change.action not in ("unchanged", "not_managed")]
-    return [
-        f"{LABELS[change.kind]} {one_line(change.name)!r} would not plan as unchanged: {change.action}"
-        f" ({one_line(change.detail)[:300]})"
-        for change in moved
-    ]
-
-
 def export_definitions(existing: Existing, kinds: Collection[Kind], names: Collection[str] | None) -> Exported:
     """The platform's objects of ``kinds`` (those named ``names``, when given) as definitions.
 
@@ -183,6 +134,7 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
     :raises UnexpectedResponseError: a value no definition can hold (nesting beyond the definitions' limit).
     """
     notes: list[str] = []
+    referred: list[str] = []  # one phrase per data source whose secrets are references: said in one line
     usable = {kind: _usable(kind, existing.of_kind(kind), notes) for kind in KINDS}
     naming = {kind: _Naming(usable[kind]) for kind in KINDS}
     exported: dict[str, list[dict[str, Any]]] = {}
@@ -193,7 +145,7 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
         chosen.sort(key=lambda item: (item["name"], item["id"]))
         entries = []
         for item in chosen:
-            entry = {"name": item["name"], **_fields(kind, item, naming, notes)}
+            entry = {"name": item["name"], **_fields(kind, item, naming, notes, referred)}
             if naming[kind].shared(item["name"]):
                 entry["id"] = item["id"]
             entries.append(entry)
@@ -204,6 +156,16 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
                 f" id ({', '.join(ids)}), which tells the definitions apart; rename them on the platform (and drop"
                 " the ids) to manage them by name"
             )
+    if referred:
+        shown = "; ".join(referred[:_MOST_LISTED]) + (
+            f"; and {len(referred) - _MOST_LISTED} more" if len(referred) > _MOST_LISTED else ""
+        )
+        notes.append(
+            f"{len(referred)} data source(s) have secret connection fields, exported as references to Airflow"
+            f" connections that an apply reads when it creates the data source (the platform never returns"
+            f" secrets): {shown}. Create those connections, or change the references, before applying these"
+            " definitions to another workspace"
+        )
     return Exported(exported, tuple(notes))
 
 
@@ -250,11 +212,13 @@ class _Naming:
         return item["name"]
 
 
-def _fields(kind: Kind, item: Mapping[str, Any], naming: Mapping[Kind, _Naming], notes: list[str]) -> dict[str, Any]:
+def _fields(
+    kind: Kind, item: Mapping[str, Any], naming: Mapping[Kind, _Naming], notes: list[str], referred: list[str]
+) -> dict[str, Any]:
     """An object's fields in the definitions' shape (its name aside)."""
     where = f"{LABELS[kind]} {one_line(item['name'])!r} ({item['id']})"
     if kind == "data_source":
-        return {"type": item.get("type"), "connection": _connection(item, where, notes)}
+        return {"type": item.get("type"), "connection": _connection(item, where, referred)}
     if kind == "chart":
         return {
             "type": item.get("type"),
@@ -286,7 +250,7 @@ def _placed(place: object, charts: _Naming) -> object:
     return {"chart": charts.reference(placed.pop("chart_id")), **placed}
 
 
-def _connection(item: Mapping[str, Any], where: str, notes: list[str]) -> object:
+def _connection(item: Mapping[str, Any], where: str, referred: list[str]) -> object:
     held = item.get("connection")
     if held is None:
         return {}
@@ -301,16 +265,12 @@ def _connection(item: Mapping[str, Any], where: str, notes: list[str]) -> object
         else:
             # a secret nested deeper is not compared by a plan either (``without_secrets``): left out, unsaid
             written[key] = _cleaned(value, f"connection.{key}", 2, where, [])
-    referred = any(isinstance(value, Mapping) and "from_connection" in value for value in written.values())
-    if not referred and _USER_KEYS & {key.lower() for key in written if isinstance(key, str)}:
+    has_reference = any(isinstance(value, Mapping) and "from_connection" in value for value in written.values())
+    if not has_reference and _USER_KEYS & {key.lower() for key in written if isinstance(key, str)}:
         written["password"] = {"from_connection": conn_id, "field": "password"}
     refs = sorted(key for key, value in written.items() if isinstance(value, Mapping) and "from_connection" in value)
     if refs:
-        notes.append(
-            f"{where}: {', '.join(refs)} will be read from the Airflow connection {conn_id!r} when the"
-            " data source is created (the platform never returns secrets): create that connection, or change the"
-            " reference, before applying these definitions to another workspace"
-        )
+        referred.append(f"{where}: {', '.join(refs)} from {conn_id!r}")
     return written
 
 

@@ -83,7 +83,8 @@ def test_a_secret_connection_field_is_exported_as_a_reference_never_as_a_value(
     assert "api_token" not in texts["workflows.yaml"]
     out = logged(capsys, caplog)
     assert "configuration.api_token not written (a secret)" in out
-    assert "'analytics_warehouse_v2' when the data source is created" in out
+    assert "1 data source(s) have secret connection fields, exported as references" in out
+    assert "password from 'analytics_warehouse_v2'" in out
     for text in [*texts.values(), out, repr(result), repr(context["ti"].xcom)]:
         assert PASSWORD not in text
     # The data source and the rest plan as unchanged; the workflow lost its secret, which the plan says.
