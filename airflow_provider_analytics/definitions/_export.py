@@ -326,9 +326,15 @@ def definition_files(definitions: Mapping[str, list[dict[str, Any]]], split_by: 
             documents.append((f"{section}.yaml", {section: entries}))
             continue
         stems = [_slug(entry["name"]) for entry in entries]
+        counts = {stem: stems.count(stem) for stem in stems}
+        used: set[str] = set()
         for entry, stem in zip(entries, stems, strict=True):
-            unique = stem and stems.count(stem) == 1 and "id" not in entry
-            name = stem if unique else "-".join(part for part in (stem, str(entry.get("id") or "")) if part)
+            ident = str(entry.get("id") or "")
+            unique = stem and counts[stem] == 1 and "id" not in entry
+            name = stem if unique else "-".join(part for part in (stem, ident) if part)
+            while name in used:  # "a x1" slugs as the "a" of id x1: two objects never share a file
+                name = f"{name}-{ident or len(used)}"
+            used.add(name)
             documents.append((f"{section}/{name}.yaml", {section: [entry]}))
     return [(path, _rendered(document, path)) for path, document in documents]
 

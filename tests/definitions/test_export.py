@@ -147,6 +147,23 @@ def test_an_export_of_hundreds_of_objects_and_pages_plans_as_unchanged(
     assert {path: Path(path).read_bytes() for path in result["files"]} == texts  # the same bytes, a clean diff
 
 
+def test_names_whose_files_would_collide_get_one_file_each(
+    hook: AnalyticsHook, empty: SandboxServer, tmp_path: Path
+) -> None:
+    hook.apply_plan(hook.plan_definitions(definitions()))
+    source_id = next(iter(workspace(empty).data_sources))
+    for ident, name in (("x1", "a"), ("x2", "a"), ("x3", "a x1"), ("x4", "A-X1")):
+        add_chart(empty, ident, name, source_id)
+    operator = ExportDefinitionsOperator(
+        task_id="export", destination=f"{tmp_path}/", split_by="object", kinds=["charts"]
+    )
+    result = operator.execute(make_context())
+    names = sorted(Path(path).name for path in result["files"])
+    assert len(names) == len(set(names)) == 6  # Revenue, Orders and the four
+    assert {"a-x1.yaml", "a-x2.yaml"} <= set(names)
+    assert hook.plan_definitions(str(tmp_path / "charts" / "*.yaml")).counts["unchanged"] == 6
+
+
 def test_a_chosen_subset_names_what_it_does_not_export_by_name(hook: AnalyticsHook, empty: SandboxServer) -> None:
     hook.apply_plan(hook.plan_definitions(definitions()))
     exported = hook.export_definitions(kinds=["charts", "dashboards"], names=["Revenue", "Sales"])
