@@ -27,7 +27,7 @@ from cluster import ROOT, Cluster, exit_on_sigterm, wait_for
 from deployment import Checks, Deployment, expect
 from events_check import DAG_ID as EVENT_DRIVEN_DAG
 from events_check import event_driven_start
-from releases import ASSET_WATCHERS, CELERY_RUN, TRIGGER_ON_KILL, Release, airflow_bin, release_of
+from releases import ASSET_WATCHERS, CELERY_RUN, HUMAN_IN_THE_LOOP, TRIGGER_ON_KILL, Release, airflow_bin, release_of
 
 EXAMPLES = ["analytics_workflow_outputs", "analytics_sync_report_download", "analytics_dashboards_as_code",
             "analytics_fire_and_forget", "analytics_platform_objects", "analytics_start_then_sense",
@@ -220,6 +220,8 @@ def prepare_dags(home: Path, release: Release) -> tuple[Path, set[str]]:
     if release.missing(ASSET_WATCHERS):  # the example cannot import there (AssetWatcher)
         (dags / f"{EVENT_DRIVEN_DAG}.py").unlink()
         expected.remove(EVENT_DRIVEN_DAG)
+    if release.missing(HUMAN_IN_THE_LOOP):  # the reviewed-apply example cannot import there (ApprovalOperator)
+        (dags / "definitions_reviewed.py").unlink()
     return dags, expected
 
 
