@@ -61,7 +61,7 @@ from airflow_provider_analytics.definitions._model import (
     without_secrets,
 )
 from airflow_provider_analytics.definitions._plan import Change, Existing, Pending, Plan, Ref, make_plan
-from airflow_provider_analytics.definitions._problems import Problems, one_line
+from airflow_provider_analytics.definitions._problems import Problems, listed, one_line
 from airflow_provider_analytics.definitions._references import SecretResolver, resolve_references
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Call, Sender
@@ -145,12 +145,12 @@ def _round_trip(exported: Exported, existing: Existing) -> list[str]:
         plan = make_plan(load_definitions(dict(exported.definitions)), existing)
     except AnalyticsInputError as error:
         return [f"the exported definitions do not plan against this workspace as they are: {error}"]
-    moved = [change for change in plan.changes if change.action not in ("unchanged", "not_managed")]
-    return [
-        f"{LABELS[change.kind]} {one_line(change.name)!r} would not plan as unchanged: {change.action}"
-        f" ({one_line(change.detail)[:300]})"
-        for change in moved
+    moved = [
+        f"{LABELS[change.kind]} {one_line(change.name)!r}: {change.action} ({one_line(change.detail)[:300]})"
+        for change in plan.changes
+        if change.action not in ("unchanged", "not_managed")
     ]
+    return [f"{len(moved)} exported object(s) would not plan as unchanged: {listed(moved)}"] if moved else []
 
 
 def plan_definitions(sender: Sender, source: DefinitionsSource, log: InfoLog = _LOG) -> Plan:

@@ -36,7 +36,7 @@ from typing import Any
 from airflow_provider_analytics.definitions._compare import PLACED, is_masked
 from airflow_provider_analytics.definitions._model import KINDS, LABELS, MAX_DEPTH, SECTIONS, Kind, is_secret_field
 from airflow_provider_analytics.definitions._plan import Existing
-from airflow_provider_analytics.definitions._problems import one_line
+from airflow_provider_analytics.definitions._problems import listed, one_line
 from airflow_provider_analytics.wire._contract import ID_PATTERN
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
 
@@ -61,7 +61,6 @@ _HEADER = (
 _USER_KEYS = frozenset({"user", "username", "login", "user_name"})
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _MOST_SLUG = 60
-_MOST_LISTED = 20  # data sources named in the one line about references
 
 
 @dataclass(frozen=True)
@@ -135,6 +134,7 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
     """
     notes: list[str] = []
     referred: list[str] = []  # one phrase per data source whose secrets are references: said in one line
+    left_out: list[str] = []  # one phrase per object whose secret options or configuration were left out: too
     usable = {kind: _usable(kind, existing.of_kind(kind), notes) for kind in KINDS}
     naming = {kind: _Naming(usable[kind]) for kind in KINDS}
     exported: dict[str, list[dict[str, Any]]] = {}
@@ -145,7 +145,7 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
         chosen.sort(key=lambda item: (item["name"], item["id"]))
         entries = []
         for item in chosen:
-            entry = {"name": item["name"], **_fields(kind, item, naming, notes, referred)}
+            entry = {"name": item["name"], **_fields(kind, item, naming, left_out, referred)}
             if naming[kind].shared(item["name"]):
                 entry["id"] = item["id"]
             entries.append(entry)
@@ -157,14 +157,16 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
                 " the ids) to manage them by name"
             )
     if referred:
-        shown = "; ".join(referred[:_MOST_LISTED]) + (
-            f"; and {len(referred) - _MOST_LISTED} more" if len(referred) > _MOST_LISTED else ""
-        )
         notes.append(
             f"{len(referred)} data source(s) have secret connection fields, exported as references to Airflow"
             f" connections that an apply reads when it creates the data source (the platform never returns"
-            f" secrets): {shown}. Create those connections, or change the references, before applying these"
-            " definitions to another workspace"
+            f" secrets): {listed(referred)}. Create those connections, or change the references, before applying"
+            " these definitions to another workspace"
+        )
+    if left_out:
+        notes.append(
+            f"{len(left_out)} object(s) hold secrets in their options or configuration, which were not written:"
+            f" {listed(left_out)}. A plan shows each as '(secret changed)' until its definition has the value again"
         )
     return Exported(exported, tuple(notes))
 
@@ -213,7 +215,7 @@ class _Naming:
 
 
 def _fields(
-    kind: Kind, item: Mapping[str, Any], naming: Mapping[Kind, _Naming], notes: list[str], referred: list[str]
+    kind: Kind, item: Mapping[str, Any], naming: Mapping[Kind, _Naming], left_out: list[str], referred: list[str]
 ) -> dict[str, Any]:
     """An object's fields in the definitions' shape (its name aside)."""
     where = f"{LABELS[kind]} {one_line(item['name'])!r} ({item['id']})"
@@ -224,7 +226,7 @@ def _fields(
             "type": item.get("type"),
             "data_source": naming["data_source"].reference(item.get("data_source_id")),
             "query": item.get("query"),
-            "options": _free_form(item.get("options"), "options", where, notes),
+            "options": _free_form(item.get("options"), "options", where, left_out),
         }
     if kind == "dashboard":
         layout = item.get("layout")
@@ -235,7 +237,7 @@ def _fields(
         }
     return {
         "description": _text(item.get("description")),
-        "configuration": _free_form(item.get("configuration"), "configuration", where, notes),
+        "configuration": _free_form(item.get("configuration"), "configuration", where, left_out),
     }
 
 
@@ -274,18 +276,15 @@ def _connection(item: Mapping[str, Any], where: str, referred: list[str]) -> obj
     return written
 
 
-def _free_form(value: object, name: str, where: str, notes: list[str]) -> object:
+def _free_form(value: object, name: str, where: str, left_out: list[str]) -> object:
     if value is None and name == "options":
         return {}
     if not isinstance(value, Mapping):
         return value  # refused by the check of the result
-    left_out: list[str] = []
-    kept = _cleaned(value, name, 1, where, left_out)
-    if left_out:
-        notes.append(
-            f"{where}: {', '.join(left_out)} not written (a secret); a plan shows it as '(secret changed)' until"
-            " the definition has it again"
-        )
+    secrets: list[str] = []
+    kept = _cleaned(value, name, 1, where, secrets)
+    if secrets:
+        left_out.append(f"{where}: {', '.join(secrets)}")
     return kept
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
-__all__ = ["MAX_PROBLEMS_SHOWN", "Problems", "one_line", "raise_problems"]
+__all__ = ["MAX_PROBLEMS_SHOWN", "Problems", "listed", "one_line", "raise_problems"]
 
 MAX_PROBLEMS_SHOWN = 100
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
@@ -25,6 +25,17 @@ def one_line(text: str) -> str:
     :param text: any text taken from the definitions or the platform.
     """
     return _CONTROL.sub(" ", text)
+
+
+def listed(items: Sequence[str], most: int = 20) -> str:
+    """``items`` joined with ``; ``, the first ``most`` of them and how many more: one log line for a whole
+    workspace, not one per object.
+
+    :param items: the phrases, one per object.
+    :param most: how many to show.
+    """
+    more = len(items) - most
+    return "; ".join(items[:most]) + (f"; and {more} more" if more > 0 else "")
 
 
 def raise_problems(lines: Sequence[str], what: str) -> None:

@@ -82,7 +82,8 @@ def test_a_secret_connection_field_is_exported_as_a_reference_never_as_a_value(
     assert "from_connection: analytics_warehouse_v2" in texts["data_sources.yaml"]
     assert "api_token" not in texts["workflows.yaml"]
     out = logged(capsys, caplog)
-    assert "configuration.api_token not written (a secret)" in out
+    assert "1 object(s) hold secrets in their options or configuration, which were not written: workflow" in out
+    assert "configuration.api_token" in out
     assert "1 data source(s) have secret connection fields, exported as references" in out
     assert "password from 'analytics_warehouse_v2'" in out
     for text in [*texts.values(), out, repr(result), repr(context["ti"].xcom)]:
