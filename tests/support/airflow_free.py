@@ -47,6 +47,7 @@ AIRFLOW_FREE: tuple[str, ...] = (
     "wire/test_long_cursors.py",
     "wire/test_long_retry_after.py",
     "wire/test_non_finite_numbers.py",
+    "wire/test_observer.py",
     "wire/test_pagination.py",
     "wire/test_platform_text_errors.py",
     "wire/test_properties.py",
