@@ -49,6 +49,7 @@ GUIDES = [
     "hook",
     "compatibility",
     "deployment",
+    "metrics",
     "object-storage",
     "events",
     "lineage",
