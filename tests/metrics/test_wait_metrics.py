@@ -10,6 +10,7 @@ import pytest
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.sensors.workflows import WorkflowExecutionSensor
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.wire._times import parse_time
 from tests.support.context import every_state_lasting, make_context
@@ -54,6 +55,25 @@ def test_a_wait_on_the_worker_counts_in_the_workers_process(sandbox: SandboxServ
     in_flight = named(metrics, "analytics_platform.waits_in_flight", kind="execution")
     assert [m.value for m in in_flight] == [1, 0]
     assert len(named(metrics, "analytics_platform.work_duration", kind="execution", outcome="success")) == 1
+
+
+def test_a_sensors_poke_that_sees_the_end_times_the_work(
+    sandbox: SandboxServer, hook: AnalyticsHook, statsd: StatsdListener
+) -> None:
+    sandbox.state.set_timings(every_state_lasting(0.2))
+    execution = hook.execute_workflow(WORKFLOW)
+    sensor = WorkflowExecutionSensor(
+        task_id="sense", workflow_id=WORKFLOW, execution_id=execution["id"], poke_interval=POLL, timeout=60
+    )
+    statsd.read()
+
+    final = sensor.execute(make_context())
+
+    metrics = statsd.read()
+    assert final["status"] == "succeeded"
+    assert len(named(metrics, "analytics_platform.work_duration", kind="execution", outcome="success")) == 1
+    # Between pokes Airflow's own loop waits: a sensor in poke mode is no wait in flight (docs/metrics.md).
+    assert named(metrics, "analytics_platform.waits_in_flight") == []
 
 
 def test_a_download_counts_its_bytes(
