@@ -50,6 +50,7 @@ GUIDES = [
     "hook",
     "compatibility",
     "deployment",
+    "metrics",
     "object-storage",
     "events",
     "lineage",

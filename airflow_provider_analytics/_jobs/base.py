@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypeVar
 
 from airflow_provider_analytics.wire._calls import Call
+from airflow_provider_analytics.wire._times import parse_time
 from airflow_provider_analytics.wire.errors import AnswerMismatchError, clean_text
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ class RemoteJob(ABC):
     # How a status reads after the work's name where "is <status>" is not English ("succeeded", not "is
     # succeeded"); a status not listed reads "is <status>" ("is running"), one the contract does not know too.
     status_phrases: ClassVar[Mapping[str, str]] = {}
+    # The answer's fields that say when the work started and when it reached its final state (``work_duration``).
+    timestamps: ClassVar[tuple[str, str]]
 
     @property
     @abstractmethod
@@ -119,6 +122,17 @@ class RemoteJob(ABC):
 
         :param resource: the state :meth:`fetch` read.
         """
+
+    def took(self, resource: Mapping[str, Any]) -> float | None:
+        """Seconds from the work's start to its final state by the platform's :attr:`timestamps`, or ``None`` when
+        the answer does not say (a field missing or unreadable, or the end before the start: a failed sync).
+
+        :param resource: the work's final state, as :meth:`fetch` read it.
+        """
+        started, ended = (parse_time(resource.get(field)) for field in self.timestamps)
+        if started is None or ended is None or ended < started:
+            return None
+        return float((ended - started).total_seconds())
 
     def cancel(self) -> Call[Any] | None:
         """The request that stops the work; ``None`` when this kind cannot be cancelled."""

@@ -27,6 +27,7 @@ class ExecutionJob(StartableJob):
     """
 
     kind = "execution"
+    timestamps = ("created_at", "finished_at")
     noun = "execution"
     xcom_key = "execution_id"
     lineage_operation = "execute_workflow"

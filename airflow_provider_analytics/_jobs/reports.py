@@ -25,6 +25,7 @@ class ReportJob(StartableJob):
     """
 
     kind = "report"
+    timestamps = ("created_at", "completed_at")
     noun = "report"
     xcom_key = "report_id"
     lineage_operation = "generate_report"

@@ -38,6 +38,8 @@ class SyncJob(RemoteJob):
     """
 
     kind = "sync"
+    # A sync's attempt starts at last_attempt_at; a successful one ends at last_synced_at (a failed one says not when).
+    timestamps = ("last_attempt_at", "last_synced_at")
     __slots__ = ("data_source_id", "fail_on_sync_failure", "synced_after", "threshold")
     data_source_id: str
     synced_after: str

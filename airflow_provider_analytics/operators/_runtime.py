@@ -29,6 +29,7 @@ from airflow_provider_analytics.definitions._problems import one_line
 from airflow_provider_analytics.definitions._review import moved_since
 from airflow_provider_analytics.destinations._atomic import write_atomically
 from airflow_provider_analytics.destinations._target import Destination, refuse_existing
+from airflow_provider_analytics.hooks._metrics import waiting, work_ended
 from airflow_provider_analytics.lineage._recording import STARTED, keep
 from airflow_provider_analytics.lineage._safe_entry import lineage_for
 from airflow_provider_analytics.operators.errors import (
@@ -114,7 +115,9 @@ __all__ = [
     "try_number_of",
     "validate_id",
     "validate_page_size",
+    "waiting",
     "why_final",
+    "work_ended",
     "write_atomically",
 ]
 

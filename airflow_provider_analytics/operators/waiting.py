@@ -193,34 +193,37 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
             its ``__cause__``).
         """
         last_status: object = NOTHING_SEEN
-        while (result := work.outcome(resource)) is None:
-            remaining = None if deadline is None else deadline - time.time()
-            if remaining is not None and remaining <= 0:
-                self.give_up(work, resource)
-            if self.deferrable:
-                self.defer(
-                    trigger=self.make_trigger(work, deadline),
-                    method_name="execute_complete",
-                    timeout=None if remaining is None else timedelta(seconds=remaining + DEFER_BACKSTOP_SECONDS),
-                    kwargs={"deferral": self.deferral()},
-                )
-            last_status = log_poll(self.log, work, resource, last_status, self.poll_interval)
-            time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
-            try:
-                # A poll waits out the platform's rate limit (its 429s do not use up the client's retries), but
-                # never past the wait's own deadline: a poll cut short there ends the wait as a timeout.
-                with operators._runtime.call_deadline(
-                    None if deadline is None else max(deadline - time.time(), operators._runtime.LAST_LOOK_SECONDS)
-                ):
-                    resource = self.read(work.fetch())
-            except operators._runtime.AnalyticsError as exc:
-                if (
-                    deadline is not None
-                    and time.time() >= deadline
-                    and isinstance(exc, operators._runtime.TRANSIENT_ERRORS)
-                ):
+        # Counted in this process's waits in flight while it polls; a deferred wait counts in the triggerer.
+        with operators._runtime.waiting(work.kind, counted=not self.deferrable):
+            while (result := work.outcome(resource)) is None:
+                remaining = None if deadline is None else deadline - time.time()
+                if remaining is not None and remaining <= 0:
                     self.give_up(work, resource)
-                raise operators._runtime.RemoteWaitError.from_error(work.describe(), exc) from exc
+                if self.deferrable:
+                    self.defer(
+                        trigger=self.make_trigger(work, deadline),
+                        method_name="execute_complete",
+                        timeout=None if remaining is None else timedelta(seconds=remaining + DEFER_BACKSTOP_SECONDS),
+                        kwargs={"deferral": self.deferral()},
+                    )
+                last_status = log_poll(self.log, work, resource, last_status, self.poll_interval)
+                time.sleep(self.poll_interval if remaining is None else max(0.0, min(self.poll_interval, remaining)))
+                try:
+                    # A poll waits out the platform's rate limit (its 429s do not use up the client's retries), but
+                    # never past the wait's own deadline: a poll cut short there ends the wait as a timeout.
+                    with operators._runtime.call_deadline(
+                        None if deadline is None else max(deadline - time.time(), operators._runtime.LAST_LOOK_SECONDS)
+                    ):
+                        resource = self.read(work.fetch())
+                except operators._runtime.AnalyticsError as exc:
+                    if (
+                        deadline is not None
+                        and time.time() >= deadline
+                        and isinstance(exc, operators._runtime.TRANSIENT_ERRORS)
+                    ):
+                        self.give_up(work, resource)
+                    raise operators._runtime.RemoteWaitError.from_error(work.describe(), exc) from exc
+        operators._runtime.work_ended(work.kind, result, work.took(resource))
         return resource, result
 
     def make_trigger(self, work: RemoteJob, deadline: float | None) -> AnalyticsPollTrigger:

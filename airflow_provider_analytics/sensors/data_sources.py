@@ -136,6 +136,8 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         # The operators' read: a token rotated while the sensor waits is picked up from the connection.
         status = self.read(wait.fetch())
         outcome = wait.outcome(status)
+        if outcome is not None:  # a poke that sees the end times the work, as a trigger or a worker's wait does
+            operators._runtime.work_ended(wait.kind, outcome, wait.took(status))
         if outcome == "failure":
             raise AirflowFailException(self._failure(status, threshold))
         if outcome == "success":

@@ -111,7 +111,8 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         execution = self.read(job.fetch())
         self._last_seen = execution
         outcome = job.outcome(execution)
-        if outcome is not None:
+        if outcome is not None:  # a poke that sees the end times the work, as a trigger or a worker's wait does
+            operators._runtime.work_ended(job.kind, outcome, job.took(execution))
             return PokeReturnValue(is_done=True, xcom_value=self._finish(job, execution, outcome))
         self._last_status = log_poll(self.log, job, execution, self._last_status, float(self.poke_interval))
         return False

@@ -17,6 +17,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_analytics._jobs.base import JobKind, RemoteJob
 from airflow_provider_analytics._jobs.events import EventStatus, wait_event
+from airflow_provider_analytics.hooks._metrics import waiting, work_ended
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_analytics.triggers._polling import PlatformPoller
@@ -125,35 +126,38 @@ class AnalyticsPollTrigger(BaseTrigger):
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Poll until the resource is done or failed, a permanent error occurs, or the deadline passes."""
-        async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
-            resource: Mapping[str, Any] | None = None
-            last_status: object = _NOTHING_SEEN
-            poller = PlatformPoller(hook, self.log, self.described)
-            await self._stagger_start()
-            while True:
-                try:
-                    # A poll gets the time left, but at least a last short look once the deadline is near.
-                    fetched = await poller.poll(self.fetch, self.deadline)
-                except AnalyticsError as exc:
-                    message = f"polling {self.described} failed: {exc}"
-                    yield self._event("error", resource, message, api_error_fields(exc))
-                    return
-                if fetched is not None:
-                    resource = fetched
-                    outcome = self.job.outcome(resource)
-                    if outcome is not None:
-                        yield self._event(outcome, resource, self.job.state_of(resource))
+        # Counted in this process's waits in flight from the hook's opening to the event (hooks/_metrics.py).
+        with waiting(self.kind):
+            async with AnalyticsAsyncHook(self.analytics_conn_id) as hook:
+                resource: Mapping[str, Any] | None = None
+                last_status: object = _NOTHING_SEEN
+                poller = PlatformPoller(hook, self.log, self.described)
+                await self._stagger_start()
+                while True:
+                    try:
+                        # A poll gets the time left, but at least a last short look once the deadline is near.
+                        fetched = await poller.poll(self.fetch, self.deadline)
+                    except AnalyticsError as exc:
+                        message = f"polling {self.described} failed: {exc}"
+                        yield self._event("error", resource, message, api_error_fields(exc))
                         return
-                    # A state change at INFO (the first state seen counts as one), a poll that saw none at DEBUG:
-                    # a wait of hours must not fill the triggerer's log with one line per poll.
-                    log = self.log.info if resource.get("status") != last_status else self.log.debug
-                    last_status = resource.get("status")
-                    log("%s; next check in %g s", self.job.state_of(resource), self.poll_interval)
-                remaining = None if self.deadline is None else self.deadline - time.time()
-                if remaining is not None and remaining <= 0:
-                    yield self._event("timeout", resource, f"gave up waiting for {self.described}")
-                    return
-                await asyncio.sleep(self.poll_interval if remaining is None else min(self.poll_interval, remaining))
+                    if fetched is not None:
+                        resource = fetched
+                        outcome = self.job.outcome(resource)
+                        if outcome is not None:
+                            work_ended(self.kind, outcome, self.job.took(resource))
+                            yield self._event(outcome, resource, self.job.state_of(resource))
+                            return
+                        # A state change at INFO (the first state seen counts as one), a poll that saw none at DEBUG:
+                        # a wait of hours must not fill the triggerer's log with one line per poll.
+                        log = self.log.info if resource.get("status") != last_status else self.log.debug
+                        last_status = resource.get("status")
+                        log("%s; next check in %g s", self.job.state_of(resource), self.poll_interval)
+                    remaining = None if self.deadline is None else self.deadline - time.time()
+                    if remaining is not None and remaining <= 0:
+                        yield self._event("timeout", resource, f"gave up waiting for {self.described}")
+                        return
+                    await asyncio.sleep(self.poll_interval if remaining is None else min(self.poll_interval, remaining))
 
     async def _stagger_start(self) -> None:
         """Wait ``FIRST_POLL_FLOOR_SECONDS`` (at most one interval), then a random part of one interval.

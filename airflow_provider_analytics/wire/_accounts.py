@@ -21,13 +21,13 @@ class _Registry:
         self._lock = threading.Lock()
         self._limiters: dict[tuple[str, str], RateLimiter] = {}
 
-    def get(self, base_url: str, token: str, name: str) -> RateLimiter:
+    def get(self, base_url: str, token: str, name: str, account: str) -> RateLimiter:
         # The token is kept as a digest: the registry never holds a secret a dump could show.
         key = (base_url, hashlib.sha256(token.encode()).hexdigest())
         limiter = self._limiters.get(key)
         if limiter is None:
             with self._lock:
-                limiter = self._limiters.setdefault(key, RateLimiter(name))
+                limiter = self._limiters.setdefault(key, RateLimiter(name, account))
         return limiter
 
     def clear(self) -> None:
@@ -48,7 +48,7 @@ def limiter_for(base_url: str, token: str, connection_id: str | None = None) -> 
     :param connection_id: the Airflow connection that first uses it, named in log lines.
     """
     name = base_url if connection_id is None else f"{base_url} (connection {connection_id!r})"
-    return _REGISTRY.get(base_url, token, name)
+    return _REGISTRY.get(base_url, token, name, connection_id or "none")
 
 
 def reset_rate_limiters() -> None:

@@ -31,8 +31,9 @@ from airflow_provider_analytics.wire._deadline import current_call_deadline
 from airflow_provider_analytics.wire._endpoints import Call, RequestSpec, list_workflows
 from airflow_provider_analytics.wire._error_answers import api_error_from_response, platform_error_object
 from airflow_provider_analytics.wire._lifecycle_notices import LIFECYCLE_NOTICES
+from airflow_provider_analytics.wire._observer import observer, status_class
+from airflow_provider_analytics.wire._pace import Turn
 from airflow_provider_analytics.wire._redaction import may_hide_escapes, remember_secret, scrub_body, scrub_value
-from airflow_provider_analytics.wire._throttle import Turn
 from airflow_provider_analytics.wire._tls import root_cause, tls_context, transport_error
 from airflow_provider_analytics.wire._transports import PoolSettings
 from airflow_provider_analytics.wire.config import ClientConfig
@@ -97,6 +98,7 @@ class BaseAnalyticsClient:
         remember_secret(config.token)  # masked in every text read back from now on (wire/_redaction.py)
         # Shared by every client of the same account in this process (wire/_throttle.py).
         self.rate_limiter = limiter_for(config.base_url, config.token, config.connection_id)
+        self._account = config.connection_id or "none"  # what metrics name the account by: never its token
         # Set by the first successful answer: the base URL then provably serves the API, so a later 404
         # means a missing resource and needs no probe (see _route_unknown).
         self._api_answered = False
@@ -161,7 +163,7 @@ class BaseAnalyticsClient:
                 if call_deadline is None
                 else min(sent_at + self.config.timeout, call_deadline)
             )
-            reply = yield Send(self._build_request(http, spec), deadline, stream)
+            reply = yield from self._attempt_step(spec, Send(self._build_request(http, spec), deadline, stream))
             error: AnalyticsError
             if isinstance(reply, httpx.TransportError):
                 turn = None
@@ -173,6 +175,7 @@ class BaseAnalyticsClient:
                 # Process-wide jitter: a Random per client would cost each of a triggerer's waits 2.5 KB.
                 wait = None if reason is None else policy.backoff(retries, random.random())
                 reason = f"{reason}: {str(error).split('. ', 1)[0]}"  # what went wrong, and what to check
+                cause = "timeout" if isinstance(error, AnalyticsTimeoutError) else "connection"
             elif isinstance(reply, Answer):
                 if reply.body:  # a JSON answer or an error body: never a report's content, which is streamed
                     reply = Answer(reply.response, scrub_body(reply.body))
@@ -204,8 +207,10 @@ class BaseAnalyticsClient:
                     workspace_id=self.config.workspace_id,
                 )
                 if response.status_code == 429:
+                    observer().rate_limited(self._account, spec.method, spec.route)
                     first_refusal = now if first_refusal is None else first_refusal
                     self._refused(spec, error, retry_after, refusals, sent_at, now - first_refusal)
+                    observer().retried(self._account, spec.method, spec.route, "rate_limited")
                     refusals += 1
                     continue
                 turn = None
@@ -214,6 +219,7 @@ class BaseAnalyticsClient:
                 )
                 wait = None if reason is None else policy.wait_before_retry(retries, retry_after, random.random())
                 reason = f"{reason}, request id {getattr(error, 'request_id', None) or 'unknown'}"
+                cause = "server_error"
             else:  # pragma: no cover - a driver bug, not a platform answer
                 raise TypeError(f"the transport driver sent {reply!r}")
             if wait is None or (call_deadline is not None and time.monotonic() + wait >= call_deadline):
@@ -221,6 +227,7 @@ class BaseAnalyticsClient:
                     raise error from root_cause(reply)
                 raise error
             retries += 1
+            observer().retried(self._account, spec.method, spec.route, cause)
             log.warning(
                 "%s %s%s failed (%s); retry %d of %d in %.2f s",
                 spec.method,
@@ -232,6 +239,14 @@ class BaseAnalyticsClient:
                 wait,
             )
             yield Sleep(wait)
+
+    def _attempt_step(self, spec: RequestSpec, step: Send) -> Generator[Step, Reply, Reply]:
+        """Send one attempt and tell the observer what came of it (``_observer.py``): its status class, its time."""
+        started = time.monotonic()
+        reply = yield step
+        status = reply.response.status_code if isinstance(reply, Answer) else None
+        observer().answered(self._account, spec.method, spec.route, status_class(status), time.monotonic() - started)
+        return reply
 
     def _body_over_limit(self, response: httpx.Response) -> int | None:
         """The size limit an error answer's body passed (it was then not read), or ``None``."""
@@ -285,7 +300,7 @@ class BaseAnalyticsClient:
         :raises RateLimitedError: a pause would hold it past the call's deadline or ``max_retry_after`` (at once).
         :raises AnalyticsTimeoutError: the call's deadline comes before the turn (or has passed).
         """
-        now = time.monotonic()
+        now = asked = time.monotonic()
         call_deadline = current_call_deadline()
         turn = self.rate_limiter.take_turn(now, kept)
         while True:
@@ -307,6 +322,7 @@ class BaseAnalyticsClient:
             now = max(time.monotonic(), now + delay)
         if turn is not None:
             self.rate_limiter.sent(turn, now)
+            observer().queued(self._account, now - asked)
         return now, turn
 
     def _route_unknown(
@@ -336,7 +352,7 @@ class BaseAnalyticsClient:
         except AnalyticsTimeoutError:
             return False
         deadline = now + self.config.timeout if call_deadline is None else min(now + self.config.timeout, call_deadline)
-        reply = yield Send(self._build_request(http, probe), deadline)
+        reply = yield from self._attempt_step(probe, Send(self._build_request(http, probe), deadline))
         if not isinstance(reply, Answer):
             return False
         self._api_answered = self._api_answered or reply.response.is_success

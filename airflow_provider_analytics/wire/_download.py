@@ -28,6 +28,7 @@ from airflow_provider_analytics.wire._bodies import content_codings
 from airflow_provider_analytics.wire._contract import HEADER_REPR_DIGEST, HEADER_REQUEST_ID
 from airflow_provider_analytics.wire._deadline import request_deadline
 from airflow_provider_analytics.wire._ids import validate_id
+from airflow_provider_analytics.wire._observer import observer
 from airflow_provider_analytics.wire._progress import TransferProgress
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
@@ -213,6 +214,7 @@ class ReportStream:
         # The answer the file began with (the first 200, or a restart's): its size, type, digest and ETag
         # describe the whole file; a 206 that continues it only carries the rest.
         self._whole: httpx.Headers | None = None
+        self._received = 0  # every byte read, those of attempts resumed or started over too (for the metrics)
 
     def __enter__(self) -> ReportStream:
         self._response = self._checked_start(self._client.open_stream(endpoints.download_report(self._report_id)))
@@ -221,6 +223,7 @@ class ReportStream:
     def __exit__(self, *exc_info: type[BaseException] | BaseException | TracebackType | None) -> None:
         if self._response is not None:
             self._response.close()
+        observer().downloaded(self._client.config.connection_id or "none", self._received)
 
     @property
     def _headers(self) -> httpx.Headers:
@@ -317,6 +320,7 @@ class ReportStream:
                         for hasher in hashers.values():
                             hasher.update(chunk)
                         written += len(chunk)
+                        self._received += len(chunk)
                         progress.update(written)
                         floor.check(written)
                 break

@@ -7,12 +7,16 @@ Two parts of the limiter that keep no turns and no pauses, written apart so that
   probes a path), so the platform refuses about one request per probe instead of four per answer.
 - :class:`SendSpan`, the sends of the last span: late sends (a busy event loop) may catch up, but no span of
   :data:`SPAN_SECONDS` holds more sends than the pace allows, or the platform's window sees one send too many.
+
+:class:`Turn`, a request's place in the queue, is a plain value kept here so that the limiter's module holds its
+logic (its queue, its pauses) and stays readable in one sitting.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
+from dataclasses import dataclass
 
 # A pace is never below this (requests per second): a limit that low is paced by its pauses.
 MIN_RATE = 0.5
@@ -30,6 +34,18 @@ HEADER_FLOOR_SHARE = 0.5
 # may catch up within it. At most SENT_LOG_MAX send times are kept; a faster pace checks a shorter span.
 SPAN_SECONDS = 1.0
 SENT_LOG_MAX = 2048
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A request's place in the queue of a throttled account (``_throttle.py`` numbers and serves them).
+
+    :param number: the turn's number; turns are served in order of their numbers.
+    :param asked_at: when it was taken (monotonic seconds).
+    """
+
+    number: int
+    asked_at: float
 
 
 def probe_rate(ceiling: float, header_cap: float | None, elapsed: float) -> float:

@@ -41,10 +41,10 @@ import math
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_analytics.wire._pace import MIN_RATE, SendSpan, probe_rate
+from airflow_provider_analytics.wire._observer import PAUSE_SOURCES, observer
+from airflow_provider_analytics.wire._pace import MIN_RATE, SendSpan, Turn, probe_rate
 from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders
 from airflow_provider_analytics.wire._recent import LastSecondCount
 
@@ -71,27 +71,19 @@ BINDING_SECONDS = 5.0
 # A request waiting for its turn asks again at least this often (a pace learnt meanwhile may bring it forward).
 RECHECK_SECONDS = 1.0
 
-
-@dataclass(frozen=True)
-class Turn:
-    """A request's place in the queue of a throttled account.
-
-    :param number: the turn's number; turns are served in order of their numbers.
-    :param asked_at: when it was taken (monotonic seconds).
-    """
-
-    number: int
-    asked_at: float
+__all__ = ["RateLimiter", "Turn"]
 
 
 class RateLimiter:
     """The pace of one platform account in this process (see the module's docstring).
 
     :param name: how log lines name the account (its base URL and the connection that first used it).
+    :param account: how metrics name it: that connection's id, never the token (``_observer.py``).
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, account: str = "none") -> None:
         self.name = name
+        self.account = account
         self._lock = threading.Lock()
         self.throttled = False  # read without the lock on the fast path: a stale read only costs one turn
         self._rate = 0.0  # requests per second while throttled
@@ -188,6 +180,8 @@ class RateLimiter:
                 self._longest_wait = max(self._longest_wait, waited)
             announce, self._announce = self._announce, False
             waiting = self._next_turn - turn.number - 1
+            rate, queued = self._rate, self._next_turn - self._served
+        observer().limiter(self.account, rate, max(0, queued))  # at each paced send: the gauges follow the pace
         if announce:
             log.warning(
                 "Rate limited by the Analytics Platform at %s: this process now paces that token's requests at "
@@ -307,6 +301,7 @@ class RateLimiter:
         longer = until - max(now, self._pause_until)
         self._pause_until = until
         self._paused_by = Pause(header, asked, time.time() + asked, until, max_pause)
+        observer().paused(self.account, PAUSE_SOURCES.get(header, "other"))
         if self.throttled:
             self._anchor_turn, self._anchor_time = self._served, until
         if until - now > WARN_PAUSE_SECONDS and longer > WARN_PAUSE_SECONDS:
@@ -389,6 +384,7 @@ class RateLimiter:
         if now - quiet_since < RECOVER_SECONDS:
             return
         self.throttled = False
+        observer().limiter(self.account, 0.0, 0)  # a gauge keeps its last value: say that nothing is paced now
         log.info(
             "No longer rate limited at %s: paced for %.0f s; %d requests refused, %d waited their turn "
             "(longest %.1f s); last pace %.1f/s",
