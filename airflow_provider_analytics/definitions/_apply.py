@@ -62,7 +62,7 @@ from airflow_provider_analytics.definitions._model import (
 )
 from airflow_provider_analytics.definitions._plan import Change, Existing, Pending, Plan, Ref, make_plan
 from airflow_provider_analytics.definitions._problems import Problems, listed, one_line
-from airflow_provider_analytics.definitions._references import SecretResolver, resolve_references
+from airflow_provider_analytics.definitions._references import SecretResolver, resolve_references, with_values
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Call, Sender
 from airflow_provider_analytics.wire._conditional import send_update
@@ -80,6 +80,8 @@ __all__ = ["AppliedPlan", "Written", "apply_plan", "export", "idempotency_key", 
 _PLACEHOLDER_ID = "pending"
 # Where the plan and the writes are logged when the caller names no logger (the hook names its own).
 _LOG = logging.getLogger(__name__)
+# What an apply read from Airflow: by (kind, name), the value of each reference by its path in the free-form field.
+Values = Mapping[tuple[str, str], Mapping[tuple[str | int, ...], Any]]
 # The free-form field of each kind's write, where secrets may be (``Definitions.free_form``).
 _FREE_FORM: dict[Kind, str] = {"data_source": "connection", "chart": "options", "workflow": "configuration"}
 
@@ -217,11 +219,17 @@ def idempotency_key(key_seed: str, kind: Kind, name: str, body: Mapping[str, Any
         connection field read from Airflow (a ``SecretRef``) counts as ``(secret)`` whatever it reads, so
         that every try of a task shares its keys and no value read from Airflow reaches the header.
     """
-    hashed = body
+    hashed = dict(body)
     if "connection" in body:
-        hidden = without_secrets(body["connection"], "(secret)")
-        hashed = {**body, "connection": {k: "(secret)" if isinstance(v, SecretRef) else v for k, v in hidden.items()}}
-    canonical = json.dumps([key_seed, kind, name, hashed], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        hashed["connection"] = without_secrets(body["connection"], "(secret)")
+    # A reference counts as "(secret)" wherever it is (a connection field, deep in options or a configuration).
+    canonical = json.dumps(
+        [key_seed, kind, name, hashed],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+        default=lambda value: "(secret)" if isinstance(value, SecretRef) else _not_json(value),
+    )
     return f"apa-def-{kind}-{hashlib.sha256(canonical.encode()).hexdigest()[:48]}"
 
 
@@ -252,7 +260,7 @@ def apply_plan(
     writes = [change for change in plan.changes if change.action in ("create", "update")]
     writes.sort(key=lambda change: KINDS.index(change.kind))  # dependency order, whatever order the plan lists
     # Read into what is sent only: the plan (its XCom form, its digests) and the definitions never hold a value.
-    values = resolve_references([c.definition for c in writes if isinstance(c.definition, DataSourceDef)], secrets)
+    values = resolve_references([c.definition for c in writes if c.definition is not None], secrets)
     register_secret_values(value for fields in values.values() for value in fields.values())
     built = _check_writes(writes, key_seed, values)
     created: dict[Pending, str] = {}
@@ -280,9 +288,7 @@ def apply_plan(
     return AppliedPlan(tuple(written))
 
 
-def _check_writes(
-    writes: list[Change], key_seed: str, values: Mapping[str, Mapping[str, Any]]
-) -> dict[int, tuple[dict[str, Any], Call[Any]]]:
+def _check_writes(writes: list[Change], key_seed: str, values: Values) -> dict[int, tuple[dict[str, Any], Call[Any]]]:
     """Build every write's request before any is sent, so a body the client would refuse fails before any write.
 
     :return: the body and request of each write (by its index) that refers to no object this apply creates: those
@@ -304,17 +310,21 @@ def _check_writes(
 
 
 def _built(
-    change: Change, resolved: Callable[[Ref], str], key_seed: str, values: Mapping[str, Mapping[str, Any]]
+    change: Change, resolved: Callable[[Ref], str], key_seed: str, values: Values
 ) -> tuple[dict[str, Any], Call[Any]]:
-    """A write's body as sent (references resolved with ``resolved``, connection fields kept in Airflow filled in
-    from ``values``) and its request; a create's idempotency key hashes the body before those fields are filled."""
+    """A write's body as sent (references resolved with ``resolved``, fields kept in Airflow filled in from
+    ``values``) and its request; a create's idempotency key hashes the body before those fields are filled."""
     body = _body(change, resolved)
     update = change.kind == "dashboard" and change.action == "update"  # a PUT: If-Match, no key
     key = "" if update else idempotency_key(key_seed, change.kind, change.name, body)
-    if change.kind == "data_source":
-        read = values.get(change.name, {})
-        body["connection"] = {k: read[k] if isinstance(v, SecretRef) else v for k, v in body["connection"].items()}
+    if change.kind in _FREE_FORM:
+        field = _FREE_FORM[change.kind]
+        body[field] = with_values(body[field], values.get((change.kind, change.name), {}))
     return body, _call(change, body, key)
+
+
+def _not_json(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _call(change: Change, body: dict[str, Any], key: str) -> Call[Any]:

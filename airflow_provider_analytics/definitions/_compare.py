@@ -107,7 +107,7 @@ def differences(
             "type": definition.type,
             "data_source_id": refs[0],
             "query": definition.query,
-            "options": definition.options,
+            "options": _as_held(definition.options, _current_value(current, "options"), "options", unseen),
         }
     elif isinstance(definition, DashboardDef):
         places = zip(refs, definition.layout, strict=True)  # one resolved reference per layout item
@@ -115,7 +115,9 @@ def differences(
         wanted = {"description": definition.description, "tags": _tags(definition.tags), "layout": layout}
     else:
         assert isinstance(definition, WorkflowDef)
-        wanted = {"description": definition.description, "configuration": definition.configuration}
+        held_configuration = current.get("configuration")
+        configuration = _as_held(definition.configuration, held_configuration, "configuration", unseen)
+        wanted = {"description": definition.description, "configuration": configuration}
     changes = [
         FieldChange(name, _current_value(current, name), value)
         for name, value in wanted.items()
@@ -189,6 +191,31 @@ def version_of(current: Mapping[str, Any]) -> int:
             f"dashboard {current.get('id')} has no valid 'version' ({version!r}), so it cannot be updated safely"
         )
     return version
+
+
+_ABSENT = object()
+# What a reference the platform has no value for stands for in a comparison (and in the plan's fields).
+FROM_AIRFLOW = "(read from Airflow)"
+
+
+def _as_held(wanted: Any, held: Any, path: str, unseen: list[str]) -> Any:
+    """``wanted`` with each reference to a secret kept in Airflow (a :class:`SecretRef`, anywhere in chart options
+    or a workflow's configuration) replaced by what the platform holds in its place: a plan never reads Airflow's
+    secrets, so a reference is not compared (it is named in ``unseen``), as a connection field kept there is not.
+    Where the platform holds nothing, the key is still a difference (the platform's object lacks it)."""
+    if isinstance(wanted, SecretRef):
+        unseen.append(path)
+        return FROM_AIRFLOW if held is _ABSENT else held
+    if isinstance(wanted, Mapping):
+        inner = held if isinstance(held, Mapping) else {}
+        return {key: _as_held(item, inner.get(key, _ABSENT), f"{path}.{key}", unseen) for key, item in wanted.items()}
+    if isinstance(wanted, list):
+        items = held if isinstance(held, list) else []
+        return [
+            _as_held(item, items[index] if index < len(items) else _ABSENT, f"{path}[{index}]", unseen)
+            for index, item in enumerate(wanted)
+        ]
+    return wanted
 
 
 def is_masked(value: object) -> bool:

@@ -17,11 +17,10 @@ and nothing the platform keeps secret is written. What an export writes, and why
 - **Secrets are never written.** A connection field under a secret-looking key, or answered masked (``***``),
   becomes a reference to an Airflow connection to fill in: ``{from_connection: analytics_<name>, field: <key>}``.
   The platform never returns a secret connection field at all, so a connection naming a user and no secret gets a
-  ``password`` reference (``_with_password``): a plan does not compare references, and an apply reads one only
-  when it creates the data source, so on this workspace the export still plans as unchanged. A value under a
-  secret-looking key in a chart's options or a workflow's configuration is left out, and a note names it: a plan
-  then shows that field as ``(secret changed)`` until the definition has it again (references are read only in
-  connections).
+  ``password`` reference: a plan does not compare references, and an apply reads one only when it creates the
+  object, so on this workspace the export still plans as unchanged. A value under a secret-looking key in a
+  chart's options or a workflow's configuration becomes, in its place, a reference to an Airflow variable:
+  ``{from_variable: analytics_<name>_<field path>}`` (:func:`reference_variable_key`).
 - **Stable text**: objects sorted by name (then id), fields in the order of the definitions' shape, the keys of
   free-form values sorted; a re-export of an unchanged workspace writes the same bytes.
 """
@@ -29,7 +28,7 @@ and nothing the platform keeps secret is written. What an export writes, and why
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +46,7 @@ __all__ = [
     "definition_files",
     "export_definitions",
     "reference_connection_id",
+    "reference_variable_key",
 ]
 
 # How an export is split into files: one per kind (``charts.yaml``), or one per object (``charts/revenue.yaml``).
@@ -68,7 +68,7 @@ class Exported:
     """An export: the definitions, and what the export has to say about them.
 
     :param definitions: one mapping of the definitions' shape: a section per exported kind, each object's fields.
-    :param notes: one line per thing a person should know: names exported with their ids, secrets left out,
+    :param notes: one line per thing a person should know: names exported with their ids, secrets as references,
         references to fill in, objects that could not be exported.
     """
 
@@ -134,7 +134,7 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
     """
     notes: list[str] = []
     referred: list[str] = []  # one phrase per data source whose secrets are references: said in one line
-    left_out: list[str] = []  # one phrase per object whose secret options or configuration were left out: too
+    left_out: list[str] = []  # one phrase per object whose options or configuration hold references: one line too
     usable = {kind: _usable(kind, existing.of_kind(kind), notes) for kind in KINDS}
     naming = {kind: _Naming(usable[kind]) for kind in KINDS}
     exported: dict[str, list[dict[str, Any]]] = {}
@@ -165,8 +165,9 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
         )
     if left_out:
         notes.append(
-            f"{len(left_out)} object(s) hold secrets in their options or configuration, which were not written:"
-            f" {listed(left_out)}. A plan shows each as '(secret changed)' until its definition has the value again"
+            f"{len(left_out)} object(s) hold secrets in their options or configuration, exported as references to"
+            f" Airflow variables that an apply reads when it creates the object: {listed(left_out)}. Create those"
+            " variables, or change the references, before applying these definitions to another workspace"
         )
     return Exported(exported, tuple(notes))
 
@@ -226,7 +227,7 @@ def _fields(
             "type": item.get("type"),
             "data_source": naming["data_source"].reference(item.get("data_source_id")),
             "query": item.get("query"),
-            "options": _free_form(item.get("options"), "options", where, left_out),
+            "options": _free_form(item.get("options"), "options", item, left_out),
         }
     if kind == "dashboard":
         layout = item.get("layout")
@@ -237,7 +238,7 @@ def _fields(
         }
     return {
         "description": _text(item.get("description")),
-        "configuration": _free_form(item.get("configuration"), "configuration", where, left_out),
+        "configuration": _free_form(item.get("configuration"), "configuration", item, left_out),
     }
 
 
@@ -276,21 +277,41 @@ def _connection(item: Mapping[str, Any], where: str, referred: list[str]) -> obj
     return written
 
 
-def _free_form(value: object, name: str, where: str, left_out: list[str]) -> object:
+def _free_form(value: object, name: str, item: Mapping[str, Any], left_out: list[str]) -> object:
     if value is None and name == "options":
         return {}
     if not isinstance(value, Mapping):
         return value  # refused by the check of the result
+    where = f"{LABELS['chart' if name == 'options' else 'workflow']} {one_line(item['name'])!r} ({item['id']})"
     secrets: list[str] = []
-    kept = _cleaned(value, name, 1, where, secrets)
+
+    def refer(path: str) -> dict[str, str]:
+        return {"from_variable": reference_variable_key(item["name"], item["id"], path)}
+
+    kept = _cleaned(value, name, 1, where, secrets, refer)
     if secrets:
-        left_out.append(f"{where}: {', '.join(secrets)}")
+        keys = ", ".join(f"{path} from {refer(path)['from_variable']!r}" for path in secrets)
+        left_out.append(f"{where}: {keys}")
     return kept
 
 
-def _cleaned(value: Any, path: str, depth: int, where: str, left_out: list[str]) -> Any:
-    """``value`` without its secret-looking keys (each one's path added to ``left_out``), the keys of every
-    mapping sorted so that a re-export writes the same text."""
+def reference_variable_key(name: str, ident: str, path: str) -> str:
+    """The Airflow variable a secret of a chart's options or a workflow's configuration refers to once exported:
+    ``analytics_<the object's name>_<the field's path>``, as slugs.
+
+    :param name: the object's name.
+    :param ident: its id (the slug when the name has no letter or digit).
+    :param path: the secret's path: ``configuration.auth.api_token``.
+    """
+    return f"{reference_connection_id(name, ident)}_{_NOT_SLUG.sub('_', path.lower()).strip('_')}"[:250]
+
+
+def _cleaned(
+    value: Any, path: str, depth: int, where: str, secrets: list[str], refer: Callable[[str], Any] | None = None
+) -> Any:
+    """``value`` with each secret-looking key's value replaced by ``refer(its path)`` (left out without ``refer``),
+    each such path added to ``secrets``, and the keys of every mapping sorted so that a re-export writes the same
+    text."""
     if depth > MAX_DEPTH:
         raise UnexpectedResponseError(
             f"the platform's {where} holds a value nested more than {MAX_DEPTH} levels deep, which definitions"
@@ -299,13 +320,18 @@ def _cleaned(value: Any, path: str, depth: int, where: str, left_out: list[str])
     if isinstance(value, Mapping):
         kept = {}
         for key in sorted(value, key=str):
+            inner = f"{path}.{key}"
             if is_secret_field(key):
-                left_out.append(f"{path}.{key}")
+                secrets.append(inner)
+                if refer is not None:
+                    kept[key] = refer(inner)
             else:
-                kept[key] = _cleaned(value[key], f"{path}.{key}", depth + 1, where, left_out)
+                kept[key] = _cleaned(value[key], inner, depth + 1, where, secrets, refer)
         return kept
     if isinstance(value, list):
-        return [_cleaned(item, f"{path}[{index}]", depth + 1, where, left_out) for index, item in enumerate(value)]
+        return [
+            _cleaned(item, f"{path}[{index}]", depth + 1, where, secrets, refer) for index, item in enumerate(value)
+        ]
     return value
 
 

@@ -37,7 +37,7 @@ from airflow_provider_analytics.definitions._model import (
     WorkflowDef,
 )
 from airflow_provider_analytics.definitions._problems import Problems
-from airflow_provider_analytics.definitions._references import references_in
+from airflow_provider_analytics.definitions._references import nested_references_in, references_in
 from airflow_provider_analytics.definitions._schemas import (
     SCHEMAS,
     ChartDefinition,
@@ -127,13 +127,20 @@ def _validated(kind: Kind, origin: Origin, raw: object, budget: ValueBudget, pro
         for line in wrong:
             problems.add(f"{origin}: {line}")
         return None if wrong else DataSourceDef(origin, model.name, model.type, connection, model.id)
-    if isinstance(model, ChartDefinition):
-        return ChartDef(origin, model.name, model.type, model.data_source_id, model.query, model.options, model.id)
     if isinstance(model, DashboardDefinition):
         layout = tuple(LayoutItemDef(item.chart_id, item.x, item.y, item.w, item.h) for item in model.layout)
         return DashboardDef(origin, model.name, model.description, tuple(model.tags), layout, model.id)
+    # Secrets kept in Airflow may sit at any depth of chart options and workflow configurations.
+    field = "options" if isinstance(model, ChartDefinition) else "configuration"
+    free_form, wrong = nested_references_in(getattr(model, field), field)
+    for line in wrong:
+        problems.add(f"{origin}: {line}")
+    if wrong:
+        return None
+    if isinstance(model, ChartDefinition):
+        return ChartDef(origin, model.name, model.type, model.data_source_id, model.query, free_form, model.id)
     assert isinstance(model, WorkflowDefinition)
-    return WorkflowDef(origin, model.name, model.configuration, model.description, model.id)
+    return WorkflowDef(origin, model.name, free_form, model.description, model.id)
 
 
 def _key_named(details: _Details) -> _Details:

@@ -1,14 +1,14 @@
-"""A data source's connection field kept in Airflow: ``{from_connection: <id>, field: <name>}`` or
-``{from_variable: <key>}``, read from Airflow when a plan is applied and never written anywhere.
+"""A secret kept in Airflow: ``{from_connection: <id>, field: <name>}`` or ``{from_variable: <key>}``, read from
+Airflow when a plan is applied and never written anywhere.
 
-Loading turns each such mapping, as a connection's own field, into a
-:class:`~airflow_provider_analytics.definitions._model.SecretRef` (:func:`references_in`) and refuses one of any
-other shape: it would otherwise reach the platform as the connection's value, which is what happened before
-references existed. Planning never reads them (a plan made for review must not hold a secret, and a plan task may
-run where the secrets are not). Applying reads every reference of its writes before its first write
-(:func:`resolve_references`), through a :data:`SecretResolver` the hook layer hands in: this package imports no
-Airflow. A reference that cannot be read fails the apply before anything is written, naming the data source, the
-field and what is missing; no message here ever holds a value read.
+Loading turns each such mapping into a :class:`~airflow_provider_analytics.definitions._model.SecretRef`: a data
+source's connection field (:func:`references_in`), or a value at any depth of chart options or a workflow's
+configuration (:func:`nested_references_in`), and refuses one of any other shape: it would otherwise reach the
+platform as the value, which is what happened before references existed. Planning never reads them (a plan made for
+review must not hold a secret, and a plan task may run where the secrets are not). Applying reads every reference of
+its writes before its first write (:func:`resolve_references`), through a :data:`SecretResolver` the hook layer
+hands in: this package imports no Airflow. A reference that cannot be read fails the apply before anything is
+written, naming the object, the field and what is missing; no message here ever holds a value read.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from airflow_provider_analytics.definitions._files import type_name
-from airflow_provider_analytics.definitions._model import DataSourceDef, SecretRef
+from airflow_provider_analytics.definitions._model import ChartDef, DataSourceDef, Definition, SecretRef, WorkflowDef
 from airflow_provider_analytics.definitions._problems import Problems
 
 __all__ = [
@@ -29,8 +29,12 @@ __all__ = [
     "REFERENCE_KEYS",
     "Missing",
     "SecretResolver",
+    "free_form_of",
+    "nested_references_in",
     "references_in",
+    "refs_of",
     "resolve_references",
+    "with_values",
 ]
 
 REFERENCE_KEYS = ("from_connection", "from_variable")
@@ -89,6 +93,69 @@ def references_in(connection: Mapping[str, Any]) -> tuple[dict[str, Any], list[s
             problems += _stray(where, value, top=True)
             parsed[key] = value
     return parsed, problems
+
+
+def nested_references_in(value: Mapping[str, Any], field: str) -> tuple[dict[str, Any], list[str]]:
+    """A chart's ``options`` or a workflow's ``configuration`` with each reference, at any depth, as a
+    :class:`SecretRef`, and the problems found (as :func:`references_in` says them).
+
+    A value holding ``from_connection`` or ``from_variable`` is a reference wherever it is: a token kept in Airflow
+    sits where the platform expects it (``configuration.auth.api_token``), not only at the top.
+
+    :param value: the free-form value, already plain JSON (``_schemas``).
+    :param field: its name, for messages: ``options`` or ``configuration``.
+    """
+    problems: list[str] = []
+
+    def parsed(item: Any, where: str) -> Any:
+        if isinstance(item, Mapping):
+            if any(name in item for name in REFERENCE_KEYS):
+                ref, found = _reference(where, item)
+                problems.extend(found)
+                return ref
+            near = [key for key in item if key not in REFERENCE_KEYS and _suggest(key, REFERENCE_KEYS)]
+            if near and len(item) <= len(_KNOWN_KEYS):
+                problems.extend(f"{_at(where, key)}: is not a secret reference's field{_suggest(key, REFERENCE_KEYS)}"
+                                for key in near)  # fmt: skip
+            return {key: parsed(inner, _at(where, key)) for key, inner in item.items()}
+        if isinstance(item, list):
+            return [parsed(inner, f"{where}[{index}]") for index, inner in enumerate(item)]
+        return item
+
+    result = {key: parsed(item, _at(field, key)) for key, item in value.items()}
+    return result, problems
+
+
+def refs_of(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], SecretRef]]:
+    """Every :class:`SecretRef` in a free-form value, with its path (keys and indexes from the top).
+
+    :param value: a connection, chart options or a workflow's configuration, as loaded.
+    :param path: where ``value`` is (for the recursion).
+    """
+    if isinstance(value, SecretRef):
+        return [(path, value)]
+    if isinstance(value, Mapping):
+        return [found for key, item in value.items() for found in refs_of(item, (*path, key))]
+    if isinstance(value, list):
+        return [found for index, item in enumerate(value) for found in refs_of(item, (*path, index))]
+    return []
+
+
+def with_values(value: Any, read: Mapping[tuple[str | int, ...], Any], path: tuple[str | int, ...] = ()) -> Any:
+    """``value`` with each :class:`SecretRef` replaced by what was read for its path (``read``, from
+    :func:`resolve_references`): what is sent, and never kept.
+
+    :param value: a free-form value holding references.
+    :param read: the values read, by path.
+    :param path: where ``value`` is (for the recursion).
+    """
+    if isinstance(value, SecretRef):
+        return read[path]
+    if isinstance(value, Mapping):
+        return {key: with_values(item, read, (*path, key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [with_values(item, read, (*path, index)) for index, item in enumerate(value)]
+    return value
 
 
 def _reference(where: str, value: Mapping[str, Any]) -> tuple[SecretRef | None, list[str]]:
@@ -154,30 +221,53 @@ def _stray(where: str, value: Any, top: bool) -> list[str]:
     return problems
 
 
-def resolve_references(sources: Sequence[DataSourceDef], resolver: SecretResolver | None) -> dict[str, dict[str, Any]]:
-    """Every reference of ``sources`` read through ``resolver``: the values by data source name, then field.
+def resolve_references(
+    definitions: Sequence[Definition], resolver: SecretResolver | None
+) -> dict[tuple[str, str], dict[tuple[str | int, ...], Any]]:
+    """Every reference of ``definitions`` read through ``resolver``: the values by (kind, name), then by path in
+    the object's free-form field (a connection, chart options, a workflow's configuration).
 
     All are read before the caller writes anything, and every failure is reported together.
 
-    :param sources: the data sources an apply creates.
+    :param definitions: the objects an apply creates.
     :param resolver: reads one reference; ``None`` when the caller has no way to (a refusal if any is needed).
-    :raises AnalyticsInputError: a reference that cannot be read, naming the data source, the field and what is
+    :raises AnalyticsInputError: a reference that cannot be read, naming the object, the field and what is
         missing (nothing written).
     """
     problems = Problems("The definitions' secrets from Airflow")
-    resolved: dict[str, dict[str, Any]] = {}
-    for source in sources:
-        for key, value in source.connection.items():
-            if not isinstance(value, SecretRef):
-                continue
-            where = f"{source.origin}: {_at('connection', key)}"
+    resolved: dict[tuple[str, str], dict[tuple[str | int, ...], Any]] = {}
+    for definition in definitions:
+        field, value = free_form_of(definition)
+        for path, ref in refs_of(value):
+            where = f"{definition.origin}: {_path_text(field, path)}"
             if resolver is None:
-                problems.add(f"{where}: refers to {value}, and this apply was given no way to read Airflow's secrets")
+                problems.add(f"{where}: refers to {ref}, and this apply was given no way to read Airflow's secrets")
                 continue
-            read = resolver(value)
+            read = resolver(ref)
             if isinstance(read, Missing):
                 problems.add(f"{where}: {read.reason}")
             else:
-                resolved.setdefault(source.name, {})[key] = read
+                resolved.setdefault((definition.kind, definition.name), {})[path] = read
     problems.raise_if_any()
     return resolved
+
+
+def free_form_of(definition: Definition) -> tuple[str, Any]:
+    """The name and value of a definition's free-form field, where references may be (dashboards have none).
+
+    :param definition: a definition of any kind.
+    """
+    if isinstance(definition, DataSourceDef):
+        return "connection", definition.connection
+    if isinstance(definition, ChartDef):
+        return "options", definition.options
+    if isinstance(definition, WorkflowDef):
+        return "configuration", definition.configuration
+    return "", {}
+
+
+def _path_text(field: str, path: tuple[str | int, ...]) -> str:
+    text = field
+    for step in path:
+        text = f"{text}[{step}]" if isinstance(step, int) else _at(text, step)
+    return text

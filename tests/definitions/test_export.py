@@ -4,6 +4,7 @@ pages, and on one whose names are not unique. Secrets never reach a file, a log 
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -80,18 +81,51 @@ def test_a_secret_connection_field_is_exported_as_a_reference_never_as_a_value(
     assert sorted(texts) == ["charts.yaml", "dashboards.yaml", "data_sources.yaml", "workflows.yaml"]
     assert "field: password" in texts["data_sources.yaml"]
     assert "from_connection: analytics_warehouse_v2" in texts["data_sources.yaml"]
-    assert "api_token" not in texts["workflows.yaml"]
     out = logged(capsys, caplog)
-    assert "1 object(s) hold secrets in their options or configuration, which were not written: workflow" in out
-    assert "configuration.api_token" in out
+    assert "1 object(s) hold secrets in their options or configuration, exported as references" in out
+    assert "configuration.api_token from 'analytics_enrich_sales_configuration_api_token'" in out
+    assert "from_variable: analytics_enrich_sales_configuration_api_token" in texts["workflows.yaml"]
     assert "1 data source(s) have secret connection fields, exported as references" in out
     assert "password from 'analytics_warehouse_v2'" in out
     for text in [*texts.values(), out, repr(result), repr(context["ti"].xcom)]:
         assert PASSWORD not in text
-    # The data source and the rest plan as unchanged; the workflow lost its secret, which the plan says.
+    # Every object plans as unchanged: a reference is not compared (a plan never reads Airflow's secrets).
     plan = hook.plan_definitions(str(tmp_path / "*.yaml"))
-    assert [(c.kind, c.action) for c in plan.changes if c.action != "unchanged"] == [("workflow", "cannot_apply")]
-    assert "(secret changed)" in repr(plan.changes[-1].to_dict()["fields"])
+    assert {c.action for c in plan.changes} == {"unchanged"}
+    workflow = next(c for c in plan.changes if c.kind == "workflow")
+    assert workflow.detail.endswith("not compared: configuration.api_token")
+
+
+def test_a_secret_of_a_workflow_s_configuration_is_read_from_airflow_when_created(
+    hook: AnalyticsHook,
+    empty: SandboxServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    token = f"tok-{uuid.uuid4().hex}"
+    monkeypatch.setenv("AIRFLOW_VAR_ENRICH_TOKEN", token)
+    document = {
+        "workflows": [
+            {"name": "enrich", "configuration": {"steps": [{"auth": {"api_token": {"from_variable": "enrich_token"}}}]}}
+        ],
+        "charts": [],
+    }
+    context = make_context()
+    result = ApplyDefinitionsOperator(task_id="apply", definitions=document).execute(context)
+    [record] = workspace(empty).workflows.values()
+    assert record.configuration == {"steps": [{"auth": {"api_token": token}}]}  # sent as read, where it was
+    assert result["applied"]["counts"]["create"] == 1
+    for text in [logged(capsys, caplog), repr(result), repr(context["ti"].xcom)]:
+        assert token not in text
+    again = hook.plan_definitions(document)  # not compared: no difference, and nothing read
+    assert [c.action for c in again.changes if c.kind == "workflow"] == ["unchanged"]
+    monkeypatch.delenv("AIRFLOW_VAR_ENRICH_TOKEN")
+    renamed = {"workflows": [{**document["workflows"][0], "name": "enrich-2"}]}
+    before = len(empty.state.requests)
+    with pytest.raises(FinalFailure, match=r"configuration\.steps\[0\]\.auth\.api_token: .*enrich_token"):
+        ApplyDefinitionsOperator(task_id="apply", definitions=renamed).execute(make_context())
+    assert writes(empty, before) == []  # a missing variable fails before any write
 
 
 def test_names_the_platform_shares_are_exported_with_their_ids_and_plan_unchanged(
@@ -285,4 +319,14 @@ def test_a_shared_name_needs_an_id_on_every_definition_and_each_id_once(
     bad = {"workflows": [{"name": "w", "configuration": {}, "id": "../wf"}]}
     with pytest.raises(AnalyticsInputError, match="id: must be a platform object's id"):
         hook.plan_definitions(bad)
+    assert sent(sandbox) == []
+
+
+def test_a_malformed_reference_in_options_is_refused_before_any_request(
+    hook: AnalyticsHook, sandbox: SandboxServer
+) -> None:
+    chart = {"name": "c", "type": "line", "data_source": "warehouse", "query": "q"}
+    document = {"charts": [{**chart, "options": {"auth": {"token": {"from_variable": "t", "feild": "x"}}}}]}
+    with pytest.raises(AnalyticsInputError, match=r"options\.auth\.token\.feild: is not a known field of a secret"):
+        hook.plan_definitions(document)
     assert sent(sandbox) == []
