@@ -1,8 +1,9 @@
 """The provider's metrics, sent through Airflow's ``Stats``: StatsD, OpenTelemetry or nothing, as ``[metrics]`` says.
 
 The wire layer reports its requests, its limiter and its downloads to an observer it defines and that knows no
-Airflow (``wire/_observer.py``); :func:`report_to_stats` installs :class:`StatsObserver`, which forwards each event
-to ``Stats`` (common-compat's, so the same call on every supported release). The hooks' sending modules call it when
+Airflow (``wire/_observer.py``); :func:`report_to_airflow` installs :class:`AirflowObserver`, which forwards each event
+to ``Stats`` (common-compat's, so the same call on every supported release), and each ended call to the task's
+trace (``hooks/_traces.py``). The hooks' sending modules call it when
 they are imported (``hooks/_sending.py``, ``hooks/async_analytics.py``), so every process that sends has it, and
 parsing a DAG file never does. The waits (``triggers/base.py`` and ``operators/waiting.py``) report through
 :func:`waiting` and :func:`work_ended`. docs/metrics.md lists every name, type and tag.
@@ -22,9 +23,10 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_analytics.wire._observer import WireObserver, install_observer, observer
+from airflow_provider_analytics.hooks._traces import trace_call
+from airflow_provider_analytics.wire._observer import CallRecord, PauseSource, WireObserver, install_observer, observer
 
-__all__ = ["PREFIX", "StatsObserver", "report_to_stats", "route_tag", "waiting", "work_ended"]
+__all__ = ["PREFIX", "AirflowObserver", "report_to_airflow", "route_tag", "waiting", "work_ended"]
 
 # Every name the provider emits starts with this (DESIGN.md fixes it); Airflow's own statsd_prefix comes before it.
 PREFIX = "analytics_platform."
@@ -56,8 +58,9 @@ def stats() -> Any:
     return _stats
 
 
-class StatsObserver(WireObserver):
-    """Forwards the wire layer's events to Airflow's ``Stats`` under :data:`PREFIX` (docs/metrics.md)."""
+class AirflowObserver(WireObserver):
+    """Forwards the wire layer's events to Airflow's ``Stats`` under :data:`PREFIX`, and its calls to the task's
+    trace as spans (docs/metrics.md)."""
 
     def answered(self, account: str, method: str, route: str, status: str, seconds: float) -> None:
         tags = {"conn_id": account, "method": method, "route": route_tag(route), "status_class": status}
@@ -79,20 +82,23 @@ class StatsObserver(WireObserver):
         stats().gauge(f"{PREFIX}limiter.pace", pace, tags={"conn_id": account})
         stats().gauge(f"{PREFIX}limiter.queue_depth", queue_depth, tags={"conn_id": account})
 
-    def paused(self, account: str, source: str) -> None:
-        stats().incr(f"{PREFIX}limiter.pauses", tags={"conn_id": account, "source": source})
+    def paused(self, account: str, source: PauseSource) -> None:
+        stats().incr(f"{PREFIX}limiter.pauses", tags={"conn_id": account, "source": source.value})
+
+    def called(self, call: CallRecord) -> None:
+        trace_call(call)
 
     def downloaded(self, account: str, size: int) -> None:
         if size:
             stats().incr(f"{PREFIX}downloaded_bytes", count=size, tags={"conn_id": account})
 
 
-def report_to_stats() -> None:
-    """Make :class:`StatsObserver` the process's observer of the wire layer, unless it already is (a test's own
-    observer stays too); the hooks call it where they build a client."""
+def report_to_airflow() -> None:
+    """Make :class:`AirflowObserver` the process's observer of the wire layer, unless it already is (a test's own
+    observer stays too); the hooks' sending modules call it when they are imported."""
     current = observer()
     if type(current) is WireObserver:
-        install_observer(StatsObserver())
+        install_observer(AirflowObserver())
 
 
 _waits: Counter[str] = Counter()

@@ -12,14 +12,14 @@ the connection form and probe) stays imported inside those methods.
 from __future__ import annotations
 
 from airflow_provider_analytics.connection._config import masked_config, register_secrets, ui_url_of
-from airflow_provider_analytics.hooks._metrics import report_to_stats
+from airflow_provider_analytics.hooks._metrics import report_to_airflow
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._conditional import send_update
 from airflow_provider_analytics.wire._pagination import ChartRows
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.errors import UnauthenticatedError
 
-report_to_stats()  # every process that sends reports its requests as Airflow metrics (hooks/_metrics.py)
+report_to_airflow()  # every process that sends reports its requests as Airflow metrics (hooks/_metrics.py)
 
 __all__ = [
     "AnalyticsClient",

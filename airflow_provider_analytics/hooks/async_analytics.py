@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from airflow.providers.common.compat.connection import get_async_connection
 
 from airflow_provider_analytics.connection._config import prepared_config
-from airflow_provider_analytics.hooks._metrics import report_to_stats
+from airflow_provider_analytics.hooks._metrics import report_to_airflow
 from airflow_provider_analytics.hooks._reread import TokenRefusals
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook
 from airflow_provider_analytics.wire import _endpoints as endpoints
@@ -26,7 +26,7 @@ from airflow_provider_analytics.wire.client import AsyncAnalyticsClient
 from airflow_provider_analytics.wire.errors import UnauthenticatedError
 
 __all__ = ["AnalyticsAsyncHook"]
-report_to_stats()  # a triggerer reports its requests as Airflow metrics too (hooks/_metrics.py)
+report_to_airflow()  # a triggerer reports its requests as Airflow metrics too (hooks/_metrics.py)
 
 T = TypeVar("T")
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
-from airflow_provider_analytics.wire._contract import HEADER_IDEMPOTENCY_KEY
-from airflow_provider_analytics.wire.errors import UnexpectedResponseError
+from airflow_provider_analytics.wire._bodies import loads_json
+from airflow_provider_analytics.wire._contract import HEADER_IDEMPOTENCY_KEY, HEADER_REQUEST_ID
+from airflow_provider_analytics.wire._redaction import may_hide_escapes, scrub_value
+from airflow_provider_analytics.wire.errors import UnexpectedResponseError, clean_text
+
+if TYPE_CHECKING:
+    import httpx
 
 T = TypeVar("T")
 # The longest next_cursor a listing follows. Real cursors are tens to hundreds of characters; this one, at up to
@@ -40,6 +45,34 @@ class Call(Generic[T]):
 
     spec: RequestSpec
     parse: Callable[[Any], T]
+
+    def decode(self, response: httpx.Response, body: bytes | None) -> T:
+        """The successful answer's body, read as JSON (secrets it spells in escapes masked) and parsed.
+
+        :param response: the answer, for its status and the request id errors name.
+        :param body: its body, read and bounded (``None`` or empty: no body).
+        :raises UnexpectedResponseError: the body is not JSON, or not of the shape the parser expects.
+        """
+        spec = self.spec
+        request_id = clean_text(response.headers.get(HEADER_REQUEST_ID, ""), 200) or None
+        content_type = clean_text(response.headers.get("content-type", ""), 200) or None
+        try:
+            value = loads_json(body) if body else None
+            if body and may_hide_escapes(body):
+                value = scrub_value(value)
+        except (ValueError, RecursionError):
+            raise UnexpectedResponseError(
+                f"{spec.method} {spec.path} answered {response.status_code} with a body that is not JSON "
+                "(or is nested too deeply to read)",
+                request_id=request_id,
+                content_type=content_type,
+            ) from None
+        try:
+            return self.parse(value)
+        except UnexpectedResponseError as exc:
+            raise type(exc)(
+                f"{spec.method} {spec.path}: {exc}", request_id=request_id, content_type=content_type
+            ) from None
 
 
 class Sender(Protocol):

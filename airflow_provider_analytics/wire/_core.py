@@ -25,15 +25,15 @@ import httpx
 
 from airflow_provider_analytics import __version__
 from airflow_provider_analytics.wire._accounts import limiter_for
-from airflow_provider_analytics.wire._bodies import ACCEPT_ENCODING, BoundedBody, loads_json
+from airflow_provider_analytics.wire._bodies import ACCEPT_ENCODING, BoundedBody
 from airflow_provider_analytics.wire._contract import HEADER_REQUEST_ID, HEADER_WORKSPACE
 from airflow_provider_analytics.wire._deadline import current_call_deadline
-from airflow_provider_analytics.wire._endpoints import Call, RequestSpec, list_workflows
+from airflow_provider_analytics.wire._endpoints import RequestSpec, list_workflows
 from airflow_provider_analytics.wire._error_answers import api_error_from_response, platform_error_object
 from airflow_provider_analytics.wire._lifecycle_notices import LIFECYCLE_NOTICES
-from airflow_provider_analytics.wire._observer import observer, status_class
+from airflow_provider_analytics.wire._observer import CallRecord, PauseSource, observer, status_class
 from airflow_provider_analytics.wire._pace import Turn
-from airflow_provider_analytics.wire._redaction import may_hide_escapes, remember_secret, scrub_body, scrub_value
+from airflow_provider_analytics.wire._redaction import remember_secret, scrub_body
 from airflow_provider_analytics.wire._tls import root_cause, tls_context, transport_error
 from airflow_provider_analytics.wire._transports import PoolSettings
 from airflow_provider_analytics.wire.config import ClientConfig
@@ -145,6 +145,21 @@ class BaseAnalyticsClient:
         return reader
 
     def _exchange(self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, *, stream: bool = False) -> Exchange:
+        """One call: the retry loop (:meth:`_attempts`), then the whole call reported to the observer, answered or
+        failed (a generator closed part-way, its task cancelled, reports nothing: no span of a call never ended)."""
+        call = CallRecord(self._account, spec.method, spec.route, time.time_ns())
+        try:
+            answer = yield from self._attempts(http, spec, stream, call)
+        except Exception as exc:  # any failure ends the call; it is re-raised as it was
+            call.error = type(exc).__name__
+            observer().called(call)
+            raise
+        observer().called(call)
+        return answer
+
+    def _attempts(
+        self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, stream: bool, call: CallRecord
+    ) -> Exchange:
         """The retry loop: yields steps, receives replies, returns the first successful answer.
 
         Each attempt has ``timeout`` seconds in all; a :func:`~._deadline.call_deadline` in force also bounds
@@ -163,7 +178,7 @@ class BaseAnalyticsClient:
                 if call_deadline is None
                 else min(sent_at + self.config.timeout, call_deadline)
             )
-            reply = yield from self._attempt_step(spec, Send(self._build_request(http, spec), deadline, stream))
+            reply = yield from self._attempt_step(spec, Send(self._build_request(http, spec), deadline, stream), call)
             error: AnalyticsError
             if isinstance(reply, httpx.TransportError):
                 turn = None
@@ -240,12 +255,21 @@ class BaseAnalyticsClient:
             )
             yield Sleep(wait)
 
-    def _attempt_step(self, spec: RequestSpec, step: Send) -> Generator[Step, Reply, Reply]:
-        """Send one attempt and tell the observer what came of it (``_observer.py``): its status class, its time."""
+    def _attempt_step(
+        self, spec: RequestSpec, step: Send, call: CallRecord | None = None
+    ) -> Generator[Step, Reply, Reply]:
+        """Send one attempt and tell the observer what came of it (``_observer.py``): its status class, its time.
+
+        :param call: the call the attempt belongs to, which it updates (``None`` for the probe of a route).
+        """
         started = time.monotonic()
         reply = yield step
         status = reply.response.status_code if isinstance(reply, Answer) else None
         observer().answered(self._account, spec.method, spec.route, status_class(status), time.monotonic() - started)
+        if call is not None:
+            call.attempts, call.status, call.request_id = call.attempts + 1, status, None
+            if isinstance(reply, Answer):
+                call.request_id = clean_text(reply.response.headers.get(HEADER_REQUEST_ID, ""), 200) or None
         return reply
 
     def _body_over_limit(self, response: httpx.Response) -> int | None:
@@ -271,8 +295,8 @@ class BaseAnalyticsClient:
         policy = self.config.retry
         now = max(time.monotonic(), sent_at)
         pause = policy.backoff(refusals, random.random()) if retry_after is None else retry_after
-        header = "Retry-After" if retry_after is not None else "429 without a Retry-After (a backoff)"
-        self.rate_limiter.refused(pause, sent_at, now, policy.max_retry_after, header)
+        source = PauseSource.RETRY_AFTER if retry_after is not None else PauseSource.BACKOFF
+        self.rate_limiter.refused(pause, sent_at, now, policy.max_retry_after, source)
         call_deadline = current_call_deadline()
         if (
             pause > policy.max_retry_after
@@ -368,26 +392,3 @@ class BaseAnalyticsClient:
             timeout=config.timeout,
             connection_id=config.connection_id,
         )
-
-    @staticmethod
-    def _decode(call: Call[T], answer: Answer) -> T:
-        response, spec = answer.response, call.spec
-        request_id = clean_text(response.headers.get(HEADER_REQUEST_ID, ""), 200) or None
-        content_type = clean_text(response.headers.get("content-type", ""), 200) or None
-        try:
-            body = loads_json(answer.body) if answer.body else None
-            if answer.body and may_hide_escapes(answer.body):
-                body = scrub_value(body)
-        except (ValueError, RecursionError):
-            raise UnexpectedResponseError(
-                f"{spec.method} {spec.path} answered {response.status_code} with a body that is not JSON "
-                "(or is nested too deeply to read)",
-                request_id=request_id,
-                content_type=content_type,
-            ) from None
-        try:
-            return call.parse(body)
-        except UnexpectedResponseError as exc:
-            raise type(exc)(
-                f"{spec.method} {spec.path}: {exc}", request_id=request_id, content_type=content_type
-            ) from None

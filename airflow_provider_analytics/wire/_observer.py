@@ -7,22 +7,42 @@ installs another (the hooks install one that forwards to Airflow's ``Stats``: ``
 layer itself imports no Airflow and sends nothing, so a client used without Airflow costs one no-op call per event.
 
 What is reported is bounded in cardinality: a route is its template (``/v1/reports/{report_id}``), never a path
-with an id; an account is its Airflow connection id, never its token.
+with an id; an account is its Airflow connection id, never its token. Each call, once it ended, is also reported
+whole (:class:`CallRecord`: its start, attempts, last status and request id, the error it ended with): what a
+trace's span of it holds (``hooks/_traces.py``).
 """
 
 from __future__ import annotations
 
-__all__ = ["WireObserver", "install_observer", "observer", "status_class"]
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = ["CallRecord", "PauseSource", "WireObserver", "install_observer", "observer", "status_class"]
 
 # The status class of an attempt that got no answer (a lost connection, a timeout, a failed TLS handshake).
 NO_ANSWER = "no_answer"
 # Why a request was sent again (the `cause` of a retry): a bounded set, never an error's text.
 RETRY_CAUSES = ("rate_limited", "server_error", "timeout", "connection")
-# What started a pause of an account's requests (``_throttle.py`` names the header; metrics name the source).
-PAUSE_SOURCES = {
-    "Retry-After": "retry_after",
-    "429 without a Retry-After (a backoff)": "backoff",
-    "X-RateLimit-Reset": "rate_limit_reset",
+
+
+class PauseSource(Enum):
+    """What started a pause of an account's requests: its value is the metrics' ``source`` tag, its
+    :attr:`header` what the log line and errors name."""
+
+    RETRY_AFTER = "retry_after"
+    BACKOFF = "backoff"
+    RATE_LIMIT_RESET = "rate_limit_reset"
+
+    @property
+    def header(self) -> str:
+        """The answer's part that asked for the pause, as a user reads it in a log line."""
+        return _PAUSE_HEADERS[self]
+
+
+_PAUSE_HEADERS = {
+    PauseSource.RETRY_AFTER: "Retry-After",
+    PauseSource.BACKOFF: "429 without a Retry-After (a backoff)",
+    PauseSource.RATE_LIMIT_RESET: "X-RateLimit-Reset",
 }
 
 
@@ -32,6 +52,30 @@ def status_class(status: int | None) -> str:
     :param status: the HTTP status, or ``None`` when no answer came.
     """
     return NO_ANSWER if status is None else f"{status // 100}xx"
+
+
+@dataclass
+class CallRecord:
+    """One call of the API over all its attempts, filled in by the retry loop as they go.
+
+    :param account: the connection id.
+    :param method: the HTTP method.
+    :param route: the route's template.
+    :param started_ns: epoch nanoseconds when the call began (before it waited for its turn).
+    :param attempts: the attempts sent (a retry, or a 429's resend, is one more).
+    :param status: the last attempt's HTTP status; ``None`` when it got no answer (or none was sent).
+    :param request_id: the platform's request id of the last attempt's answer (``X-Request-Id``, checked), if any.
+    :param error: the class name of the exception the call failed with; ``None`` when it was answered.
+    """
+
+    account: str
+    method: str
+    route: str
+    started_ns: int
+    attempts: int = 0
+    status: int | None = None
+    request_id: str | None = None
+    error: str | None = None
 
 
 class WireObserver:
@@ -83,11 +127,18 @@ class WireObserver:
         :param queue_depth: requests waiting for their turn.
         """
 
-    def paused(self, account: str, source: str) -> None:
+    def paused(self, account: str, source: PauseSource) -> None:
         """A pause of all the account's requests began (or grew longer).
 
         :param account: the connection id that first used the limiter.
-        :param source: a value of :data:`PAUSE_SOURCES`.
+        :param source: what asked for it.
+        """
+
+    def called(self, call: CallRecord) -> None:
+        """A call ended: answered with success, or failed for good (after its last retry). A call abandoned
+        part-way (its task cancelled or killed) is not reported.
+
+        :param call: the call, whole.
         """
 
     def downloaded(self, account: str, size: int) -> None:

@@ -43,7 +43,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_analytics.wire._observer import PAUSE_SOURCES, observer
+from airflow_provider_analytics.wire._observer import PauseSource, observer
 from airflow_provider_analytics.wire._pace import MIN_RATE, SendSpan, Turn, probe_rate
 from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders
 from airflow_provider_analytics.wire._recent import LastSecondCount
@@ -213,7 +213,9 @@ class RateLimiter:
             if rate_headers is not None:
                 self._learn(rate_headers, now, max_pause)
 
-    def refused(self, pause: float, sent_at: float, now: float, max_pause: float, header: str = "Retry-After") -> None:
+    def refused(
+        self, pause: float, sent_at: float, now: float, max_pause: float, source: PauseSource = PauseSource.RETRY_AFTER
+    ) -> None:
         """A 429: pause every request of the account, and cut the pace unless this refusal is an echo.
 
         Refusals of requests sent before the current episode began (answers that were on their way) extend
@@ -223,10 +225,10 @@ class RateLimiter:
         :param sent_at: when the refused request was sent (monotonic seconds).
         :param now: monotonic seconds.
         :param max_pause: the longest pause held (the retry policy's ``max_retry_after``).
-        :param header: what asked for the pause, for the log line and errors.
+        :param source: what asked for the pause (for metrics, the log line and errors).
         """
         with self._lock:
-            self._pause(now, max(pause, MIN_PAUSE), header, max_pause)
+            self._pause(now, max(pause, MIN_PAUSE), source, max_pause)
             # A refusal while nobody waits for a turn is not about this process's pace (another process on the
             # token, a proxy): it pauses, and cuts nothing; else random refusals would ratchet the pace down.
             # With the X-RateLimit headers too: a refusal while pacing under their cap means other processes share
@@ -289,7 +291,7 @@ class RateLimiter:
 
     # The pace -----------------------------------------------------------------------------------------
 
-    def _pause(self, now: float, asked: float, header: str, max_pause: float) -> None:
+    def _pause(self, now: float, asked: float, source: PauseSource, max_pause: float) -> None:
         """No request for ``asked`` seconds, ``max_pause`` at most; then the turns go in order, one turn apart.
 
         A pause that starts, or that lengthens the one in force by more than WARN_PAUSE_SECONDS, and lasts longer
@@ -300,8 +302,8 @@ class RateLimiter:
             return
         longer = until - max(now, self._pause_until)
         self._pause_until = until
-        self._paused_by = Pause(header, asked, time.time() + asked, until, max_pause)
-        observer().paused(self.account, PAUSE_SOURCES.get(header, "other"))
+        self._paused_by = Pause(source.header, asked, time.time() + asked, until, max_pause)
+        observer().paused(self.account, source)
         if self.throttled:
             self._anchor_turn, self._anchor_time = self._served, until
         if until - now > WARN_PAUSE_SECONDS and longer > WARN_PAUSE_SECONDS:
@@ -354,7 +356,7 @@ class RateLimiter:
         self._header_cap = max(MIN_RATE, cap)
         low = headers.remaining <= max(1, HEADER_LOW_SHARE * headers.limit)
         if headers.remaining == 0 and left > 0:  # the window is used up: nobody goes before it resets
-            self._pause(now, min(left, self._window or left), "X-RateLimit-Reset", max_pause)
+            self._pause(now, min(left, self._window or left), PauseSource.RATE_LIMIT_RESET, max_pause)
         if self.throttled:
             if low:
                 self._last_delayed = now  # a nearly spent window is no time to stop pacing

@@ -53,7 +53,8 @@ class AnalyticsClient(BaseAnalyticsClient):
 
     def call(self, call: Call[T]) -> T:
         """Send a request built by :mod:`~airflow_provider_analytics.wire._endpoints`, with retries."""
-        return self._decode(call, self._run(self._exchange(self._http, call.spec)))
+        answer = self._run(self._exchange(self._http, call.spec))
+        return call.decode(answer.response, answer.body)
 
     def paginate(self, paged: PagedCall[T]) -> SyncPager[T]:
         """Iterate a paginated list lazily."""
@@ -132,7 +133,8 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
 
     async def call(self, call: Call[T]) -> T:
         """Send a request built by :mod:`~airflow_provider_analytics.wire._endpoints`, with retries."""
-        return self._decode(call, await self._run(self._exchange(self._http, call.spec)))
+        answer = await self._run(self._exchange(self._http, call.spec))
+        return call.decode(answer.response, answer.body)
 
     def paginate(self, paged: PagedCall[T]) -> AsyncPager[T]:
         """Iterate a paginated list lazily with ``async for``."""

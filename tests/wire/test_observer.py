@@ -6,6 +6,7 @@ observer, on every release.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,14 @@ import pytest
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
-from airflow_provider_analytics.wire._observer import WireObserver, install_observer, status_class
+from airflow_provider_analytics.wire._observer import (
+    CallRecord,
+    PauseSource,
+    WireObserver,
+    install_observer,
+    status_class,
+)
+from airflow_provider_analytics.wire.errors import NotFoundError
 from tests.support.fixtures import ApiFactory
 
 
@@ -23,6 +31,7 @@ class Recorder(WireObserver):
 
     def __init__(self) -> None:
         self.events: list[tuple[Any, ...]] = []
+        self.errors: list[str | None] = []
 
     def answered(self, account: str, method: str, route: str, status: str, seconds: float) -> None:
         assert seconds >= 0
@@ -40,11 +49,19 @@ class Recorder(WireObserver):
     def limiter(self, account: str, pace: float, queue_depth: int) -> None:
         self.events.append(("limiter", account, pace > 0, queue_depth))
 
-    def paused(self, account: str, source: str) -> None:
-        self.events.append(("paused", account, source))
+    def paused(self, account: str, source: PauseSource) -> None:
+        self.events.append(("paused", account, source.value))
 
     def downloaded(self, account: str, size: int) -> None:
         self.events.append(("downloaded", account, size))
+
+    def called(self, call: CallRecord) -> None:
+        assert call.started_ns <= time.time_ns()
+        assert call.request_id is None or call.request_id.startswith("req_")
+        self.events.append(
+            ("called", call.account, call.method, call.route, call.attempts, call.status, call.request_id is not None)
+        )
+        self.errors.append(call.error)
 
 
 @pytest.fixture
@@ -86,7 +103,9 @@ def test_both_transports_report_attempts_retries_and_refusals_alike(
         ("limiter", account, True, 0),
         ("queued", account),
         ("answered", account, "GET", route, "2xx"),
+        ("called", account, "GET", route, 3, 200, True),
     ]
+    assert recorder.errors == [None]
 
 
 def test_a_route_with_ids_is_reported_by_its_template(
@@ -96,4 +115,25 @@ def test_a_route_with_ids_is_reported_by_its_template(
 
     api.call(endpoints.get_sync_status("ds_warehouse"))
 
-    assert recorder.events == [("answered", "none", "GET", "/v1/data-sources/{data_source_id}/sync", "2xx")]
+    route = "/v1/data-sources/{data_source_id}/sync"
+    assert recorder.events == [
+        ("answered", "none", "GET", route, "2xx"),
+        ("called", "none", "GET", route, 1, 200, True),
+    ]
+
+
+def test_a_failed_call_is_reported_once_with_its_error_and_its_probe_is_no_call(
+    sandbox: SandboxServer, api_factory: ApiFactory, recorder: Recorder
+) -> None:
+    api = api_factory()
+
+    with pytest.raises(NotFoundError):
+        api.call(endpoints.get_report("rp_nothere42"))
+
+    route = "/v1/reports/{report_id}"
+    assert recorder.events == [
+        ("answered", "none", "GET", route, "4xx"),
+        ("answered", "none", "GET", "/v1/workflows", "2xx"),  # the probe: the base URL serves the API
+        ("called", "none", "GET", route, 1, 404, True),
+    ]
+    assert recorder.errors == ["NotFoundError"]
