@@ -36,6 +36,7 @@ ASSET_WATCHERS = Feature("asset watchers (event-driven scheduling)", "3.0")
 TRIGGER_ON_KILL = Feature("the triggerer calling a trigger's on_kill when its task is killed", "3.3")
 HUMAN_IN_THE_LOOP = Feature("human-in-the-loop operators (ApprovalOperator)", "3.1")
 CELERY_RUN = Feature("the Celery run of make e2e (written and checked for Airflow 3 only)", "3.0")
+TASK_SPANS = Feature("a span current while a task or a trigger runs ([traces] otel_on)", "3.2")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,17 @@ from cluster import ROOT, Cluster, exit_on_sigterm, wait_for
 from deployment import Checks, Deployment, expect
 from events_check import DAG_ID as EVENT_DRIVEN_DAG
 from events_check import event_driven_start
-from releases import ASSET_WATCHERS, CELERY_RUN, HUMAN_IN_THE_LOOP, TRIGGER_ON_KILL, Release, airflow_bin, release_of
+from releases import (
+    ASSET_WATCHERS,
+    CELERY_RUN,
+    HUMAN_IN_THE_LOOP,
+    TASK_SPANS,
+    TRIGGER_ON_KILL,
+    Release,
+    airflow_bin,
+    release_of,
+)
+from spans import SpanReceiver, check_calls_under_airflows_spans
 
 EXAMPLES = ["analytics_workflow_outputs", "analytics_sync_report_download", "analytics_dashboards_as_code",
             "analytics_fire_and_forget", "analytics_platform_objects", "analytics_start_then_sense",
@@ -237,11 +247,38 @@ def wait_parsed(cluster: Cluster, expected: set[str]) -> None:
     wait_for("the DAGs parsed", parsed, 180, 2)
 
 
-def run_checks(deployment: Deployment, checks: Checks, expected: set[str], executor: str) -> None:
+def calls_traced(deployment: Deployment, checks: Checks, receiver: SpanReceiver | None) -> None:
+    """The examples' calls arrived as spans under Airflow's spans of their tasks and triggers (spans.py)."""
+    name = "platform calls traced under the task's and the trigger's spans"
+    if receiver is None:
+        checks.skip(name, deployment.release.missing(TASK_SPANS) or "")
+        return
+
+    def traced() -> str:
+        for dag_id in EXAMPLES:  # a task still running (a scheduled run's) has not sent its own span yet
+            deployment.all_runs(dag_id)
+        request_ids = {entry["request_id"] for entry in deployment.cluster.sandbox("GET", "/_sandbox/requests")["data"]}
+        last: AssertionError | None = None
+        deadline = time.monotonic() + 30  # spans leave each process in batches (OTEL_BSP_SCHEDULE_DELAY)
+        while time.monotonic() < deadline:
+            try:
+                return check_calls_under_airflows_spans(receiver.spans(), EXAMPLES, request_ids)
+            except AssertionError as exc:
+                last = exc
+                time.sleep(1)
+        raise AssertionError(str(last))
+
+    checks.check(name, traced)
+
+
+def run_checks(
+    deployment: Deployment, checks: Checks, expected: set[str], executor: str, receiver: SpanReceiver | None
+) -> None:
     """Every check, in order; those the release cannot pass by design are listed as skipped, with the reason."""
     release = deployment.release
     wait_parsed(deployment.cluster, expected)
     examples_run_however_triggered(deployment, checks)
+    calls_traced(deployment, checks, receiver)
     if reason := release.missing(ASSET_WATCHERS):
         for name in ("a sync starts exactly one asset-triggered run", "a triggerer restart repeats no sync"):
             checks.skip(name, reason)
@@ -274,12 +311,20 @@ def main() -> int:
     print(f"== {label}: {', '.join(release.components)} from {bin_dir}", flush=True)
     staging = Path(__import__("tempfile").mkdtemp(prefix="apa-e2e-dags-"))
     checks = Checks()
+    # Where Airflow traces tasks, every component sends its spans to a receiver of this process (spans.py).
+    receiver = None if release.missing(TASK_SPANS) else SpanReceiver().start()
+    traces = {} if receiver is None else {
+        "AIRFLOW__TRACES__OTEL_ON": "True",
+        "OTEL_TRACES_EXPORTER": "otlp_proto_http",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": receiver.endpoint,
+        "OTEL_BSP_SCHEDULE_DELAY": "500",
+    }  # fmt: skip
     try:
         sandbox_args = ["--speed", "demo", "--auto-sync", "5", "--execution-seconds", "15"]
         dags, expected = prepare_dags(staging, release)
-        with Cluster(release, bin_dir, args.executor, dags, sandbox_args) as cluster:
+        with Cluster(release, bin_dir, args.executor, dags, sandbox_args, settings=traces) as cluster:
             try:
-                run_checks(Deployment(cluster), checks, expected, args.executor)
+                run_checks(Deployment(cluster), checks, expected, args.executor, receiver)
             except Exception:
                 checks.rows.append(("deployment", "FAILED", "see the traceback below"))
                 raise
@@ -295,6 +340,8 @@ def main() -> int:
         checks.rows.append(("deployment", "FAILED", f"{type(exc).__name__}: {exc}"))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if receiver is not None:
+            receiver.stop()
     ok = checks.print()
     skipped = sum(1 for _, result, _ in checks.rows if result == "skipped")
     verdict = ("all checks passed" + (f", {skipped} skipped (reasons above)" if skipped else "")) if ok else "FAILED"
