@@ -161,8 +161,9 @@ def test_the_runtime_declares_exactly_what_it_imports() -> None:
     declared = _requirement_names(_pyproject()["project"]["dependencies"])
     imported = _third_party_imports([PACKAGE_DIR / package for package in CORE_PACKAGES])
     imported |= {name for path in PACKAGE_DIR.glob("*.py") for name in _top_level_imports(path)}
-    # `apache-airflow` is imported as `airflow`; every other distribution here has its import name.
-    assert {"apache-airflow" if name == "airflow" else name for name in imported} == declared
+    # Distributions imported by another name: `apache-airflow` as `airflow`, `opentelemetry-api` as `opentelemetry`.
+    distribution = {"airflow": "apache-airflow", "opentelemetry": "opentelemetry-api"}
+    assert {distribution.get(name, name) for name in imported} == declared
 
 
 _WITHOUT_EXTRA = (

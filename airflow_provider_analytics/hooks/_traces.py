@@ -8,7 +8,8 @@ it a client span, a child of the span current where the call ran, from its start
 A span is made only under a span that records. That is Airflow's own choice made once per task: where traces are
 off, or the task's span was not sampled, or the release makes none (2.11 to 3.1 record theirs elsewhere, after the
 fact), a call costs one dictionary lookup, or a context lookup where OpenTelemetry is loaded, and no span. The
-provider never imports OpenTelemetry itself: a process that did not load it has no span a call could belong to.
+provider never loads OpenTelemetry itself (``opentelemetry-api`` is declared, but Airflow requires it anyway): a
+process that did not load it has no span a call could belong to.
 
 Names and attributes follow OpenTelemetry's conventions for HTTP clients: the span is ``GET /v1/reports/{report_id}``
 (the route's template, never an id), with ``http.request.method``, ``url.template``, ``http.response.status_code``,
