@@ -441,8 +441,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param names: only the objects of these names (default: every object).
         :raises AnalyticsInputError: ``kinds`` or ``names`` malformed (before any request), or a name no object has.
         """
-        from airflow_provider_analytics.definitions._apply import export
         from airflow_provider_analytics.definitions._export import checked_filters
+        from airflow_provider_analytics.definitions._read import export
 
         chosen, only = checked_filters(kinds, names)
         return export(self.client, chosen, only, self.log).definitions
