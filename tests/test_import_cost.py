@@ -80,6 +80,7 @@ def test_wire_layer_does_not_import_airflow() -> None:
     modules = [
         "airflow_provider_analytics.wire.client",
         "airflow_provider_analytics.wire._download",
+        "airflow_provider_analytics.wire._file_headers",
         "airflow_provider_analytics.wire._endpoints",
         "airflow_provider_analytics.wire.errors",
     ]
@@ -120,6 +121,7 @@ SENDING_MODULES = [
     "airflow_provider_analytics.wire._models",
     "airflow_provider_analytics.wire._pagination",
     "airflow_provider_analytics.wire._download",
+    "airflow_provider_analytics.wire._file_headers",
     "airflow_provider_analytics.wire._tls",
     "airflow_provider_analytics.destinations._target",
     "airflow_provider_analytics.destinations._atomic",

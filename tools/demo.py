@@ -90,7 +90,7 @@ def describe(task_id: str, key: str, value: Any) -> None:
             print(f"    {task_id} returned {value!r}")
         return
     if "files" in value and "pinned" in value:  # ExportDefinitionsOperator
-        print(f"    exported {json.dumps(value['counts'])} to {len(value['files'])} files")
+        print(f"    exported {json.dumps(value['counts'])} to {value['files_written']} files")
     elif "plan" in value and isinstance(value["plan"], dict):  # ApplyDefinitionsOperator
         written = (value.get("applied") or {}).get("counts")
         print(f"    {value['plan'].get('summary')}; written: {json.dumps(written)}")

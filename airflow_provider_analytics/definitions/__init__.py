@@ -4,9 +4,10 @@ What users see are the results: :class:`Plan` (what applying would do, per objec
 ``AnalyticsHook.plan_definitions``, and :class:`AppliedPlan` (what was written: a list of :class:`Written`) from
 ``AnalyticsHook.apply_plan``; ``ApplyDefinitionsOperator`` returns both as plain dicts. The modules are internal:
 ``_load`` reads the files or mappings and validates them (``_schemas``: the request bodies' pydantic models) into
-records (``_model``), ``_plan`` compares them with what the platform holds without any I/O, and ``_apply`` reads the
-platform and sends the writes a plan lists. Nothing here imports Airflow, and PyYAML is imported only when a YAML
-file is read. This package is imported only when a task plans or applies, never when a DAG file is parsed.
+records (``_model``), ``_plan`` compares them with what the platform holds without any I/O, ``_read`` reads the
+platform (and exports it), and ``_apply`` sends the writes a plan lists. Nothing here imports Airflow, and PyYAML is
+imported only when a YAML file is read. This package is imported only when a task plans or applies, never when a
+DAG file is parsed.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Read the platform, plan, apply a plan and export through a client: the only part of definitions that sends
-requests.
+"""Plan and apply a plan through a client: with ``_read`` (the listings a plan starts from, and the export), the
+only part of definitions that sends requests.
 
-Reading is one list call per kind (pages followed), so a plan costs four listings however many objects it names.
-Applying writes in dependency order (data sources, charts, dashboards, workflows), a reference to an object
-created earlier in the same apply taking the id its create returned. It is safe to repeat:
+A plan reads the platform once (``_read.read_existing``: four listings however many objects it names). Applying
+writes in dependency order (data sources, charts, dashboards, workflows), a reference to an object created earlier
+in the same apply taking the id its create returned. It is safe to repeat:
 
 - a create carries an ``Idempotency-Key`` derived from ``key_seed``, the kind, the name and a hash of what is
   sent, so a retried task (the same plan applied again under the same seed) gets the first create back within
@@ -41,13 +41,12 @@ import functools
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from airflow_provider_analytics.connection._config import register_secret_values, register_secrets
 from airflow_provider_analytics.definitions._compare import kept_layout
-from airflow_provider_analytics.definitions._export import Exported, export_definitions
 from airflow_provider_analytics.definitions._load import DefinitionsSource, load_definitions
 from airflow_provider_analytics.definitions._model import (
     KINDS,
@@ -60,21 +59,21 @@ from airflow_provider_analytics.definitions._model import (
     WorkflowDef,
     without_secrets,
 )
-from airflow_provider_analytics.definitions._plan import Change, Existing, Pending, Plan, Ref, make_plan
-from airflow_provider_analytics.definitions._problems import Problems, listed, one_line
+from airflow_provider_analytics.definitions._plan import Change, Pending, Plan, Ref, make_plan
+from airflow_provider_analytics.definitions._problems import Problems, one_line
+from airflow_provider_analytics.definitions._read import read_existing
 from airflow_provider_analytics.definitions._references import SecretResolver, resolve_references, with_values
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Call, Sender
 from airflow_provider_analytics.wire._conditional import send_update
 from airflow_provider_analytics.wire._contract import ID_PATTERN
-from airflow_provider_analytics.wire._pagination import listing
 from airflow_provider_analytics.wire._progress import InfoLog
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
 
 if TYPE_CHECKING:
     from airflow_provider_analytics.wire._models import LayoutItem
 
-__all__ = ["AppliedPlan", "Written", "apply_plan", "export", "idempotency_key", "plan_definitions", "read_existing"]
+__all__ = ["AppliedPlan", "Written", "apply_plan", "idempotency_key", "plan_definitions"]
 
 # Stands for the id of an object created earlier in the same apply, while the writes are checked before the first.
 _PLACEHOLDER_ID = "pending"
@@ -84,75 +83,6 @@ _LOG = logging.getLogger(__name__)
 Values = Mapping[tuple[str, str], Mapping[tuple[str | int, ...], Any]]
 # The free-form field of each kind's write, where secrets may be (``Definitions.free_form``).
 _FREE_FORM: dict[Kind, str] = {"data_source": "connection", "chart": "options", "workflow": "configuration"}
-
-
-def read_existing(sender: Sender) -> Existing:
-    """The platform's data sources, charts, dashboards and workflows: one listing each, every page read.
-
-    :param sender: what sends the requests (a client).
-    :raises UnexpectedResponseError: an object without a string ``id``.
-    """
-    # Each listing is checked before the next is sent: a malformed answer costs no further request.
-    data_sources = sender.call(endpoints.list_data_sources())
-    existing_sources = _objects(data_sources, "data source")
-    charts = sender.call(endpoints.list_charts())
-    existing_charts = _objects(charts, "chart")
-    dashboards = listing(sender, endpoints.list_dashboards())  # lazy: each page is sent as _objects reads it
-    existing_dashboards = _objects(dashboards, "dashboard")
-    workflows = listing(sender, endpoints.list_workflows())
-    return Existing(existing_sources, existing_charts, existing_dashboards, _objects(workflows, "workflow"))
-
-
-def _objects(items: Iterable[Mapping[str, Any]], label: str) -> tuple[dict[str, Any], ...]:
-    objects = tuple(dict(item) if isinstance(item, Mapping) else item for item in items)
-    for item in objects:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            raise UnexpectedResponseError(f"the platform listed a {label} without a string 'id': {item!r:.120}")
-    return objects
-
-
-def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | None, log: Any = _LOG) -> Exported:
-    """Read the platform (four listings) and export; the export is planned against what was read, and every note
-    (and any object that would not plan as unchanged) is logged at WARNING.
-
-    :param sender: what sends the listings (a client).
-    :param kinds: which kinds to export (:func:`checked_filters`).
-    :param names: only objects of these names; ``None``: every object.
-    :param log: where the summary (INFO) and the notes (WARNING) go: a logger, or a hook's ``self.log``.
-    :raises AnalyticsInputError: a name in ``names`` that no object of ``kinds`` has.
-    """
-    existing = read_existing(sender)
-    exported = export_definitions(existing, kinds, names)
-    if names is not None:
-        found = {entry["name"] for entries in exported.definitions.values() for entry in entries}
-        missing = sorted(set(names) - found)
-        if missing:
-            labels = " or ".join(f"{LABELS[kind]}s" for kind in kinds)
-            raise AnalyticsInputError(
-                f"names: no {labels} on the platform named {', '.join(repr(one_line(name)) for name in missing)}"
-                " (names are matched exactly): correct the names, or widen kinds"
-            )
-    notes = [*exported.notes, *_round_trip(exported, existing)]
-    counts = ", ".join(f"{len(entries)} {section}" for section, entries in exported.definitions.items())
-    log.info("Exported %s", counts)
-    for note in notes:
-        log.warning("%s", note)
-    return Exported(exported.definitions, tuple(notes))
-
-
-def _round_trip(exported: Exported, existing: Existing) -> list[str]:
-    """What a plan of the export against the platform it was read from would change: nothing, unless an object
-    holds a secret left out, or the platform answered something a plan refuses (a dangling reference)."""
-    try:
-        plan = make_plan(load_definitions(dict(exported.definitions)), existing)
-    except AnalyticsInputError as error:
-        return [f"the exported definitions do not plan against this workspace as they are: {error}"]
-    moved = [
-        f"{LABELS[change.kind]} {one_line(change.name)!r}: {change.action} ({one_line(change.detail)[:300]})"
-        for change in plan.changes
-        if change.action not in ("unchanged", "not_managed")
-    ]
-    return [f"{len(moved)} exported object(s) would not plan as unchanged: {listed(moved)}"] if moved else []
 
 
 def plan_definitions(sender: Sender, source: DefinitionsSource, log: InfoLog = _LOG) -> Plan:

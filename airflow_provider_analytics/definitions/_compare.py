@@ -367,13 +367,5 @@ def digest_of(definition: Definition, refs: tuple[Ref, ...]) -> str:
     """
     seen = as_seen(definition)
     body = {name: value for name, value in asdict(seen).items() if name != "origin"}
-    text = json.dumps([_secrets_left_out(jsonable(body)), jsonable(refs)], sort_keys=True, default=str)
+    text = json.dumps([without_secrets(jsonable(body), "(secret)"), jsonable(refs)], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _secrets_left_out(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: "(secret)" if is_secret_field(key) else _secrets_left_out(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_secrets_left_out(item) for item in value]
-    return value

@@ -1,6 +1,6 @@
 """The platform's objects written as definitions, so that planning them against the same workspace changes nothing.
 
-:func:`export` sends the four listings a plan sends (``_apply.read_existing``) and nothing else; the rest is no
+:func:`export` sends the four listings a plan sends (``_read.read_existing``) and nothing else; the rest is no
 I/O: :func:`export_definitions` turns what they answered into one mapping of the definitions' shape, which
 :func:`export` then plans against the same answers (an export that would not plan as unchanged says why), and
 :func:`definition_files` splits it into files. The platform's answers are

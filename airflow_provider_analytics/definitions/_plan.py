@@ -1,11 +1,8 @@
 """Compare definitions with what the platform holds and decide what applying would do, per object. No I/O.
 
-Definitions are matched to platform objects of their kind by ``name`` (the platform does not keep names unique:
-a definition whose name several objects share is an error, listing their ids), or, when a definition gives one, by
-``id`` ("pinned": what an export writes for objects whose name others share; definitions pinned to different
-objects may then share a name, and a reference to that name is refused as ambiguous). A pinned definition whose
-name differs from its object's is a change of ``name``. The contract leaves open what
-counts as "the same"; these are the decisions, and each is one place to change:
+Which platform object each definition manages (by name, or by a pinned ``id``) and what each reference names are
+decided in ``_match``; a pinned definition whose name differs from its object's is a change of ``name``. The
+contract leaves open what counts as "the same"; these are the decisions, and each is one place to change:
 
 - **What the platform fills in is never compared**: ``id``, ``created_at``, ``updated_at``, a dashboard's
   ``version``, a data source's ``sync``, and any field a definition does not have (the platform may add fields;
@@ -31,16 +28,10 @@ counts as "the same"; these are the decisions, and each is one place to change:
 - **No update for charts, workflows and data sources**: the contract has none, so one that differs from the
   platform's is ``cannot_apply``, with what to do; the apply refuses a plan that has any (it never deletes and
   recreates, which would break every dashboard and report that uses the object).
-
-References (a chart's ``data_source``, a layout item's ``chart``) are a name (of a definition, or of a platform
-object) or a platform object's id. A name defined in these definitions wins; otherwise an id, then a platform
-name. A reference that is one platform object's id and another's name is refused, naming both. A reference to
-an object this plan creates stays :class:`Pending` until the apply has its id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -55,10 +46,10 @@ from airflow_provider_analytics.definitions._compare import (
     version_of,
     without_secret_values,
 )
+from airflow_provider_analytics.definitions._match import Index, ReferenceResolver, managed_object, name_of
 from airflow_provider_analytics.definitions._model import (
     KINDS,
     LABELS,
-    SECTIONS,
     Action,
     ChartDef,
     DashboardDef,
@@ -89,7 +80,6 @@ _ACTION_WORDS = {
     "cannot_apply": "cannot apply",
     "not_managed": "not managed here",
 }
-_MOST_IDS_LISTED = 10
 _MOST_NAMES_SHOWN = 5
 
 
@@ -229,18 +219,18 @@ def make_plan(definitions: Definitions, existing: Existing) -> Plan:
         several platform objects share (nothing has been written).
     """
     problems = Problems()
-    indexes = {kind: _Index(existing.of_kind(kind)) for kind in KINDS}
+    indexes = {kind: Index(existing.of_kind(kind)) for kind in KINDS}
     # Keyed by (kind, position in its section): a name is no key, since pinned definitions may share one.
     current: dict[tuple[Kind, int], dict[str, Any]] = {}
     targets: dict[tuple[Kind, str], Ref | None] = {}  # what a reference by name means; None: several definitions
     for kind in KINDS:
         for position, definition in enumerate(definitions.of_kind(kind)):
-            held = _held(definition, indexes[kind], problems)
+            held = managed_object(definition, indexes[kind], problems)
             if held is not None:
                 current[(kind, position)] = held
             target: Ref = held["id"] if held is not None else Pending(kind, definition.name)
             targets[(kind, definition.name)] = None if (kind, definition.name) in targets else target
-    resolve = _Resolver(indexes, targets, problems).resolve
+    resolve = ReferenceResolver(indexes, targets, problems).resolve
     refs: dict[tuple[Kind, int], tuple[Ref, ...]] = {}
     for position, chart in enumerate(definitions.charts):
         refs[("chart", position)] = (resolve("data_source", chart.data_source, f"{chart.origin}: data_source"),)
@@ -261,92 +251,8 @@ def make_plan(definitions: Definitions, existing: Existing) -> Plan:
             if item.get("name") not in named and item.get("id") not in pinned:
                 ident = item.get("id")
                 detail = f"{ident}: no definition names it; left as it is"
-                changes.append(Change(kind, _name_of(item), "not_managed", ident, detail=detail))
+                changes.append(Change(kind, name_of(item), "not_managed", ident, detail=detail))
     return Plan(tuple(changes), definitions.sources)
-
-
-def _held(definition: Definition, index: _Index, problems: Problems) -> dict[str, Any] | None:
-    """The platform object ``definition`` manages: the one its ``id`` pins, else the one of its name (``None``:
-    none, to create). A pinned id the platform does not list, and a name several objects share, are problems."""
-    label = LABELS[definition.kind]
-    if definition.id is not None:
-        held = index.by_id.get(definition.id)
-        if held is None:
-            problems.add(
-                f"{definition.origin}: id: the platform lists no {label} {definition.id!r}; an id pins a definition"
-                f" to a {label} that exists: correct it, or leave it out to create this {label}"
-            )
-        return held
-    same = index.by_name.get(definition.name, [])
-    if len(same) > 1:
-        problems.add(
-            f"{definition.origin}: name: {len(same)} {label}s on the platform are named {definition.name!r}"
-            f" ({_ids(same)}), so this definition cannot tell which it manages: give it the 'id' of the one it"
-            " manages, rename the others on the platform, or give the definition another name"
-        )
-    return same[0] if len(same) == 1 else None
-
-
-class _Index:
-    def __init__(self, items: Sequence[dict[str, Any]]) -> None:
-        self.by_id = {item["id"]: item for item in items if isinstance(item.get("id"), str)}
-        self.by_name: dict[str, list[dict[str, Any]]] = {}
-        for item in items:
-            if isinstance(item.get("name"), str) and isinstance(item.get("id"), str):
-                self.by_name.setdefault(item["name"], []).append(item)
-
-
-class _Resolver:
-    def __init__(
-        self, indexes: dict[Kind, _Index], targets: dict[tuple[Kind, str], Ref | None], problems: Problems
-    ) -> None:
-        self.indexes = indexes
-        self.targets = targets
-        self.problems = problems
-
-    def resolve(self, kind: Kind, ref: str, where: str) -> Ref:
-        """The id (or pending object) ``ref`` names; a dangling or ambiguous one is recorded as a problem."""
-        label = LABELS[kind]
-        index = self.indexes[kind]
-        if (kind, ref) in self.targets and self.targets[(kind, ref)] is None:
-            self.problems.add(
-                f"{where}: {ref!r} is the name of several {label}s in the definitions (each pinned by its 'id');"
-                f" refer to the one meant by its id"
-            )
-            return ref
-        defined = self.targets.get((kind, ref))
-        by_id = index.by_id.get(ref)
-        if defined is not None:
-            if by_id is not None and defined != ref:
-                self.problems.add(
-                    f"{where}: {ref!r} is both the name of a {label} in the definitions and the id of another"
-                    f" {label} on the platform (named {_name_of(by_id)!r}); rename the definition"
-                )
-            return defined
-        named = index.by_name.get(ref, [])
-        if by_id is not None:
-            # One object's id and another's name: taking the id silently could wire the other object in.
-            others = [item for item in named if item["id"] != ref]
-            if others:
-                self.problems.add(
-                    f"{where}: {ref!r} is both the id of the {label} named {_name_of(by_id)!r} and the name of"
-                    f" another {label} on the platform ({_ids(others)}); use that one's id to mean it, or rename it"
-                    f" on the platform to keep meaning {ref}"
-                )
-            return ref
-        if len(named) == 1:
-            return str(named[0]["id"])
-        if named:
-            self.problems.add(
-                f"{where}: {ref!r} names {len(named)} {label}s on the platform ({_ids(named)}) and none in the"
-                f" definitions; use the id of the one meant"
-            )
-        else:
-            self.problems.add(
-                f"{where}: {ref!r} names no {label} in the definitions or on the platform (by name or id); define"
-                f" it under {SECTIONS[kind]}, or correct the reference"
-            )
-        return ref
 
 
 def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple[Ref, ...]) -> Change:
@@ -393,17 +299,6 @@ def _create_detail(definition: Definition, refs: tuple[Ref, ...]) -> str:
         new = sum(isinstance(ref, Pending) for ref in refs)
         return f"{len(refs)} charts" + (f" ({new} created by this plan)" if new else "")
     return ""
-
-
-def _name_of(item: Mapping[str, Any]) -> str:
-    name = item.get("name")
-    return name if isinstance(name, str) else "(no name)"
-
-
-def _ids(items: Sequence[Mapping[str, Any]]) -> str:
-    ids = [str(item.get("id")) for item in items]
-    more = len(ids) - _MOST_IDS_LISTED
-    return ", ".join(ids[:_MOST_IDS_LISTED]) + (f" and {more} more" if more > 0 else "")
 
 
 def _cell(text: str, width: int) -> str:

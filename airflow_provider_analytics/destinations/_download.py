@@ -12,7 +12,8 @@ from typing import Any
 from airflow_provider_analytics.destinations import DownloadResult
 from airflow_provider_analytics.destinations._atomic import write_atomically
 from airflow_provider_analytics.destinations._target import AnyPath, Destination, holds_report, refuse_existing
-from airflow_provider_analytics.wire._download import EXTENSION_BY_CONTENT_TYPE, ReportStream, media_type_of
+from airflow_provider_analytics.wire._download import ReportStream
+from airflow_provider_analytics.wire._file_headers import EXTENSION_BY_CONTENT_TYPE, media_type_of
 from airflow_provider_analytics.wire.client import AnalyticsClient
 
 

@@ -13,7 +13,6 @@ first lookup.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -418,15 +417,9 @@ class AnalyticsHook(AnalyticsBaseHook):
         :raises AnalyticsInputError: a data source's connection field kept in Airflow (``from_connection`` or
             ``from_variable``) names a connection, variable or field that is not there (before any write).
         """
+        from airflow_provider_analytics.hooks._definitions import apply_plan
 
-        from airflow_provider_analytics.definitions._apply import apply_plan
-        from airflow_provider_analytics.hooks._airflow_secrets import read_airflow_secret
-
-        # Not derived from the plan: a later run's plan of the same definitions is the same plan, and the platform
-        # would answer its creates with objects made (and perhaps deleted) by an earlier run.
-        seed = f"call-{uuid.uuid4().hex}" if key_seed is None else key_seed
-        # Connection fields kept in Airflow are read here, at apply time only, into what is sent.
-        return apply_plan(self.client, plan, key_seed=seed, log=self.log, secrets=read_airflow_secret)
+        return apply_plan(self.client, plan, key_seed, self.log)
 
     def export_definitions(
         self, kinds: Sequence[str] | None = None, names: Sequence[str] | None = None
@@ -441,8 +434,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param names: only the objects of these names (default: every object).
         :raises AnalyticsInputError: ``kinds`` or ``names`` malformed (before any request), or a name no object has.
         """
-        from airflow_provider_analytics.definitions._apply import export
         from airflow_provider_analytics.definitions._export import checked_filters
+        from airflow_provider_analytics.definitions._read import export
 
         chosen, only = checked_filters(kinds, names)
         return export(self.client, chosen, only, self.log).definitions

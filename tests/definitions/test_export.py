@@ -181,13 +181,19 @@ def test_an_export_of_hundreds_of_objects_and_pages_plans_as_unchanged(
     assert set(listed) == set(READS)  # listings only, every page followed
     assert len(listed) > 4
     assert result["counts"] == {"data_sources": 1, "charts": 122, "dashboards": 261, "workflows": 451}
-    assert len(result["files"]) == 1 + 122 + 261 + 451
+    written = sorted(tmp_path.glob("*/*.yaml"))
+    assert result["files_written"] == len(written) == 1 + 122 + 261 + 451
+    # XCom names the first twenty files only, in the order written (the data source's first): the folder lists all.
+    assert len(result["files"]) == 20
+    assert result["files"][0] == str(tmp_path / "data_sources" / "warehouse-v2.yaml")
+    assert set(result["files"]) <= {str(path) for path in written}
     assert (result["stale"], result["pinned"]) == ([], [])
     unchanged_plan(hook, str(tmp_path / "*" / "*.yaml"))
     again = ExportDefinitionsOperator(task_id="export", destination=f"{tmp_path}/", split_by="object")
-    texts = {path: Path(path).read_bytes() for path in result["files"]}
-    assert again.execute(make_context())["files"] == result["files"]
-    assert {path: Path(path).read_bytes() for path in result["files"]} == texts  # the same bytes, a clean diff
+    texts = {path: path.read_bytes() for path in written}
+    repeated = again.execute(make_context())
+    assert (repeated["files"], repeated["files_written"]) == (result["files"], result["files_written"])
+    assert {path: path.read_bytes() for path in sorted(tmp_path.glob("*/*.yaml"))} == texts  # the same bytes
 
 
 def test_names_whose_files_would_collide_get_one_file_each(
@@ -202,7 +208,7 @@ def test_names_whose_files_would_collide_get_one_file_each(
     )
     result = operator.execute(make_context())
     names = sorted(Path(path).name for path in result["files"])
-    assert len(names) == len(set(names)) == 6  # Revenue, Orders and the four
+    assert len(names) == len(set(names)) == result["files_written"] == 6  # Revenue, Orders and the four
     assert {"a-x1.yaml", "a-x2.yaml"} <= set(names)
     assert hook.plan_definitions(str(tmp_path / "charts" / "*.yaml")).counts["unchanged"] == 6
 

@@ -12,7 +12,7 @@ from airflow_provider_analytics.destinations._target import Destination, refuse_
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.version_compat import local_path_of, object_storage_paths_work
-from airflow_provider_analytics.wire._download import safe_filename
+from airflow_provider_analytics.wire._file_headers import safe_filename
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from tests.support.fixtures import make_config

@@ -8,7 +8,7 @@ import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire._download import safe_filename
+from airflow_provider_analytics.wire._file_headers import safe_filename
 from tests.support.reports import files_under, raw_download, ready_report
 
 

@@ -11,7 +11,7 @@ import pytest
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire._download import parse_repr_digest
+from airflow_provider_analytics.wire._file_headers import parse_repr_digest
 from airflow_provider_analytics.wire.errors import DownloadIntegrityError
 from tests.support.reports import download_requests, files_under, ready_report
 

@@ -25,8 +25,8 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from airflow_provider_analytics.wire._bodies import BoundedBody
-from airflow_provider_analytics.wire._download import parse_repr_digest, safe_filename
 from airflow_provider_analytics.wire._error_answers import api_error_from_response
+from airflow_provider_analytics.wire._file_headers import parse_repr_digest, safe_filename
 from airflow_provider_analytics.wire.errors import (
     AnalyticsAPIError,
     AnalyticsError,

@@ -13,7 +13,8 @@ import httpx
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from airflow_provider_analytics.wire._download import DownloadedFile, ReportStream, parse_repr_digest
+from airflow_provider_analytics.wire._download import DownloadedFile, ReportStream
+from airflow_provider_analytics.wire._file_headers import parse_repr_digest
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.errors import AnalyticsError
 from tests.support.properties import CLIENT_SETTINGS, CONFIG, Headers, header_values, no_sleep, outcome

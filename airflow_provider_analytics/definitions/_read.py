@@ -1,0 +1,100 @@
+"""Read the platform through a client: the listings a plan starts from, and the export built on them.
+
+Reading is one list call per kind (pages followed), so a plan or an export costs four listings however many objects
+it names. :func:`export` turns what they answered into definitions (``_export``) and plans those against the same
+answers, so that an export that would not plan as unchanged says why. Nothing here writes.
+
+The platform is reached through a :class:`~airflow_provider_analytics.wire._calls.Sender` (the hook hands over
+its client), never through the hook: this module is what the hook's ``export_definitions`` calls, and what
+``_apply.plan_definitions`` reads the platform with.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+from airflow_provider_analytics.definitions._export import Exported, export_definitions
+from airflow_provider_analytics.definitions._load import load_definitions
+from airflow_provider_analytics.definitions._model import LABELS, Kind
+from airflow_provider_analytics.definitions._plan import Existing, make_plan
+from airflow_provider_analytics.definitions._problems import listed, one_line
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._calls import Sender
+from airflow_provider_analytics.wire._pagination import listing
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
+
+__all__ = ["export", "read_existing"]
+
+# Where the summary and the notes of an export are logged when the caller names no logger (the hook names its own).
+_LOG = logging.getLogger(__name__)
+
+
+def read_existing(sender: Sender) -> Existing:
+    """The platform's data sources, charts, dashboards and workflows: one listing each, every page read.
+
+    :param sender: what sends the requests (a client).
+    :raises UnexpectedResponseError: an object without a string ``id``.
+    """
+    # Each listing is checked before the next is sent: a malformed answer costs no further request.
+    data_sources = sender.call(endpoints.list_data_sources())
+    existing_sources = _objects(data_sources, "data source")
+    charts = sender.call(endpoints.list_charts())
+    existing_charts = _objects(charts, "chart")
+    dashboards = listing(sender, endpoints.list_dashboards())  # lazy: each page is sent as _objects reads it
+    existing_dashboards = _objects(dashboards, "dashboard")
+    workflows = listing(sender, endpoints.list_workflows())
+    return Existing(existing_sources, existing_charts, existing_dashboards, _objects(workflows, "workflow"))
+
+
+def _objects(items: Iterable[Mapping[str, Any]], label: str) -> tuple[dict[str, Any], ...]:
+    objects = tuple(dict(item) if isinstance(item, Mapping) else item for item in items)
+    for item in objects:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            raise UnexpectedResponseError(f"the platform listed a {label} without a string 'id': {item!r:.120}")
+    return objects
+
+
+def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | None, log: Any = _LOG) -> Exported:
+    """Read the platform (four listings) and export; the export is planned against what was read, and every note
+    (and any object that would not plan as unchanged) is logged at WARNING.
+
+    :param sender: what sends the listings (a client).
+    :param kinds: which kinds to export (:func:`checked_filters`).
+    :param names: only objects of these names; ``None``: every object.
+    :param log: where the summary (INFO) and the notes (WARNING) go: a logger, or a hook's ``self.log``.
+    :raises AnalyticsInputError: a name in ``names`` that no object of ``kinds`` has.
+    """
+    existing = read_existing(sender)
+    exported = export_definitions(existing, kinds, names)
+    if names is not None:
+        found = {entry["name"] for entries in exported.definitions.values() for entry in entries}
+        missing = sorted(set(names) - found)
+        if missing:
+            labels = " or ".join(f"{LABELS[kind]}s" for kind in kinds)
+            raise AnalyticsInputError(
+                f"names: no {labels} on the platform named {', '.join(repr(one_line(name)) for name in missing)}"
+                " (names are matched exactly): correct the names, or widen kinds"
+            )
+    notes = [*exported.notes, *_round_trip(exported, existing)]
+    counts = ", ".join(f"{len(entries)} {section}" for section, entries in exported.definitions.items())
+    log.info("Exported %s", counts)
+    for note in notes:
+        log.warning("%s", note)
+    return Exported(exported.definitions, tuple(notes))
+
+
+def _round_trip(exported: Exported, existing: Existing) -> list[str]:
+    """What a plan of the export against the platform it was read from would change: nothing, unless an object
+    holds a secret left out, or the platform answered something a plan refuses (a dangling reference)."""
+    try:
+        plan = make_plan(load_definitions(dict(exported.definitions)), existing)
+    except AnalyticsInputError as error:
+        return [f"the exported definitions do not plan against this workspace as they are: {error}"]
+    moved = [
+        f"{LABELS[change.kind]} {one_line(change.name)!r}: {change.action} ({one_line(change.detail)[:300]})"
+        for change in plan.changes
+        if change.action not in ("unchanged", "not_managed")
+    ]
+    return [f"{len(moved)} exported object(s) would not plan as unchanged: {listed(moved)}"] if moved else []
