@@ -17,7 +17,7 @@ from typing import Any
 
 from airflow_provider_analytics.definitions._export import Exported, export_definitions
 from airflow_provider_analytics.definitions._load import load_definitions
-from airflow_provider_analytics.definitions._model import LABELS, Kind
+from airflow_provider_analytics.definitions._model import LABELS, MAX_DEPTH, Kind
 from airflow_provider_analytics.definitions._plan import Existing, make_plan
 from airflow_provider_analytics.definitions._problems import listed, one_line
 from airflow_provider_analytics.wire import _endpoints as endpoints
@@ -53,7 +53,29 @@ def _objects(items: Iterable[Mapping[str, Any]], label: str) -> tuple[dict[str, 
     for item in objects:
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             raise UnexpectedResponseError(f"the platform listed a {label} without a string 'id': {item!r:.120}")
+        if _nested_too_deep(item.values()):
+            raise UnexpectedResponseError(
+                f"the platform listed a {label} ({one_line(item['id'])[:64]}, named "
+                f"{one_line(str(item.get('name')))[:100]!r}) holding a value nested more than {MAX_DEPTH} levels "
+                "deep, which definitions can neither hold nor compare: flatten it on the platform"
+            )
     return objects
+
+
+def _nested_too_deep(fields: Iterable[Any]) -> bool:
+    """Whether a field's value nests deeper than the definitions' :data:`MAX_DEPTH` (the value itself is level 1).
+
+    The JSON parser reads nearly a thousand levels; the plan's comparisons, which recurse, must never meet them.
+    Walked with a stack of its own, so the check itself recurses at no depth.
+    """
+    stack = [(value, 1) for value in fields if isinstance(value, (dict, list))]
+    while stack:
+        value, depth = stack.pop()
+        if depth >= MAX_DEPTH:  # a container at the last level allowed holds values one level deeper
+            return True
+        inner = value.values() if isinstance(value, dict) else value
+        stack += [(item, depth + 1) for item in inner if isinstance(item, (dict, list)) and item]
+    return False
 
 
 def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | None, log: Any = _LOG) -> Exported:
