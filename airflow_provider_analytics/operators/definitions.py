@@ -25,9 +25,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ApplyDefinitionsOperator", "ExportDefinitionsOperator"]
 
-# The files an export's XCom value names: a workspace split per object writes a file per object, and XCom holds a
-# result, not an inventory (the folder is that); the first twenty, as a WARNING or an error lists, and the count.
-_MOST_FILES_RETURNED = 20
+# The files (and the pinned objects, and the stale files) an export's XCom value names: a workspace split per object
+# writes a file per object, and XCom holds a result, not an inventory (the folder is that); the first twenty, as a
+# WARNING or an error lists, and the count.
+_MOST_LISTED = 20
 
 
 class ApplyDefinitionsOperator(AnalyticsBaseOperator):
@@ -204,12 +205,13 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
     reference to an Airflow connection to create. Names the platform shares are exported with each object's
     ``id``. Both, and anything that would not plan as unchanged, are logged at WARNING.
 
-    Returns ``{"files": [...], "files_written": n, "counts": {section: objects}, "pinned": [...], "stale": [...]}``:
-    the first 20 files written (in the order written: by section, then by name) and how many were written in all
-    (a workspace split per object writes a file per object, and XCom is no place for thousands of paths: the
-    folder lists them), how many objects each section holds, the objects exported with their ids (``kind``,
-    ``name``, ``id``), and (``split_by="object"``) the files of the exported sections' folders this export did not
-    write, left as they are: an object renamed or gone since an earlier export, which an apply would create again.
+    Returns ``{"files": [...], "files_written": n, "counts": {section: objects}, "pinned": [...], "pinned_found": n,
+    "stale": [...], "stale_found": n}``: the first 20 files written (in the order written: by section, then by
+    name) and how many were written in all (a workspace split per object writes a file per object, and XCom is no
+    place for thousands of paths: the folder lists them), how many objects each section holds, the first 20
+    objects exported with their ids (``kind``, ``name``, ``id``) and how many there were, and
+    (``split_by="object"``) the first 20 files of the exported sections' folders this export did not write, left as
+    they are (an object renamed or gone since an earlier export, which an apply would create again), and how many.
 
     :param destination: the folder to write to: a local path, or a URI such as ``s3://bucket/definitions/`` (end a
         folder that does not exist yet with ``/``) (templated). Existing files of the same names are replaced.
@@ -271,11 +273,13 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
         stale = self._stale(where, definitions, set(files)) if self.split_by == "object" else []
         counts = {section: len(entries) for section, entries in definitions.items()}
         return {
-            "files": files[:_MOST_FILES_RETURNED],
+            "files": files[:_MOST_LISTED],
             "files_written": len(files),
             "counts": counts,
-            "pinned": pinned,
-            "stale": stale,
+            "pinned": pinned[:_MOST_LISTED],
+            "pinned_found": len(pinned),
+            "stale": stale[:_MOST_LISTED],
+            "stale_found": len(stale),
         }
 
     def _stale(self, where: Any, definitions: Mapping[str, Any], written: set[str]) -> list[str]:
@@ -291,7 +295,8 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
                 "%d file(s) in the exported folders were not written by this export (an object renamed or gone"
                 " since an earlier one?): %s. An apply would create their objects again: remove them if so",
                 len(stale),
-                ", ".join(stale[:20]) + (f" and {len(stale) - 20} more" if len(stale) > 20 else ""),
+                ", ".join(stale[:_MOST_LISTED])
+                + (f" and {len(stale) - _MOST_LISTED} more" if len(stale) > _MOST_LISTED else ""),
             )
         return stale
 

@@ -187,7 +187,7 @@ def test_an_export_of_hundreds_of_objects_and_pages_plans_as_unchanged(
     assert len(result["files"]) == 20
     assert result["files"][0] == str(tmp_path / "data_sources" / "warehouse-v2.yaml")
     assert set(result["files"]) <= {str(path) for path in written}
-    assert (result["stale"], result["pinned"]) == ([], [])
+    assert (result["stale"], result["pinned"], result["stale_found"], result["pinned_found"]) == ([], [], 0, 0)
     unchanged_plan(hook, str(tmp_path / "*" / "*.yaml"))
     again = ExportDefinitionsOperator(task_id="export", destination=f"{tmp_path}/", split_by="object")
     texts = {path: path.read_bytes() for path in written}
@@ -234,7 +234,22 @@ def test_an_object_removed_since_an_earlier_export_is_reported_as_a_stale_file(
         workspace(empty).workflows.clear()
     second = export.execute(make_context())
     assert second["stale"] == [str(tmp_path / "workflows" / "enrich-sales.yaml")]
+    assert second["stale_found"] == 1
     assert set(first["files"]) - set(second["files"]) == set(second["stale"])
+
+
+def test_a_folder_of_many_stale_files_names_twenty_and_counts_them_all(
+    hook: AnalyticsHook, empty: SandboxServer, tmp_path: Path
+) -> None:
+    (tmp_path / "workflows").mkdir()
+    for number in range(35):  # objects renamed since an earlier export, one file each
+        (tmp_path / "workflows" / f"old-{number:02}.yaml").write_text("workflows: []\n")
+    export = ExportDefinitionsOperator(task_id="export", destination=f"{tmp_path}/", split_by="object")
+
+    result = export.execute(make_context())
+
+    assert result["stale_found"] == 35
+    assert result["stale"] == [str(tmp_path / "workflows" / f"old-{number:02}.yaml") for number in range(20)]
 
 
 @pytest.mark.parametrize(

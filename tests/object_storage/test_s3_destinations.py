@@ -317,6 +317,7 @@ def test_definitions_export_to_s3_plans_unchanged_and_names_stale_objects(
     assert set(result["files"]) <= uris
     assert len(result["files"]) == min(len(keys), 20)  # XCom names the first twenty files only
     assert result["stale"] == [f"s3://{CONN_ID}@exports/defs/workflows/gone.yaml"]
+    assert result["stale_found"] == 1
     assert open_uploads(s3, BUCKET) == []
     exported = {"workflows": [yaml.safe_load(body_of(s3, key))["workflows"][0] for key in keys]}
     assert hook.plan_definitions(exported).counts["unchanged"] == len(keys)
