@@ -297,7 +297,7 @@ def main() -> None:
 
     if os.environ.get("AIRFLOW__METRICS__STATSD_ON") == "True":
         # Airflow's metrics backend from [metrics] (the parent's StatsD listener), built as the triggerer builds it
-        # when it starts; the provider's StatsObserver is installed by the async hook's module (report_to_stats).
+        # when it starts; the async hook's module installs the provider's AirflowObserver (report_to_airflow).
         sys.path.insert(0, str(ROOT))
         from tests.support.metrics import rebuild_airflow_stats
 
