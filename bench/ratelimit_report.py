@@ -452,8 +452,8 @@ def write_metrics_plot(results: list[tuple[Scenario, dict[str, Any]]]) -> None:
                 f"{burst:,} 429s/s", (second, ceiling), xytext=(4, -10), textcoords="offset points", fontsize=7
             )
         refusals = [second for second, count in enumerate(series["refused"]) if count]
-        said = f"{sum(series['refused']):,} 429s" + (f", the last {refusals[-1] + 1} s in" if refusals else "")
-        top.text(0.98, 0.04, said, transform=top.transAxes, ha="right", size=8, color="tab:red")
+        said = f"429s: {sum(series['refused']):,}" + (f", the last {refusals[-1] + 1} s in" if refusals else "")
+        top.text(0.98, 0.12, said, transform=top.transAxes, ha="right", size=8, color="tab:red")
         title = f"({scenario.group}) {scenario.n:,} waits, I = {scenario.interval:g} s, R = {scenario.limit}/s, "
         top.set_title(title + scenario.label, fontsize=9)
         top.set_ylabel("requests/s")
