@@ -15,27 +15,36 @@ window), requests per useful answer (requests / 200 answers), useful answers (a 
 per second and as a share of the limit, each wait's longest gap without a useful answer (p50 / p99 / max,
 against the floor max(poll interval, N/R)), WARNING-or-worse log records of the provider's and the
 triggers' loggers in the window, event-loop lag (p99 / max of a 50 ms ticker), failed waits, and a verdict
-against the targets (``bench/README.md``). Writes ``bench/results/ratelimit.md`` and
-``bench/results/ratelimit.png``; asserts nothing.
+against the targets (``bench/README.md``). The waits process runs with Airflow's StatsD metrics on, sent to a
+UDP listener started here for each run (``tests/support/statsd.py``, every datagram with its arrival time): the
+limiter's pace and queue, the 2xx answers and the 429s it reported per second, from the creation of the waits to
+the end of the window, are a table of their own and ``bench/results/ratelimit_metrics.png``. Writes
+``bench/results/ratelimit.md``, ``bench/results/ratelimit.png`` and ``bench/results/ratelimit_metrics.png``;
+asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import queue
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import BENCH, PYTHON, RESULTS, airflow_env, cpu_busy, make_tls, started, wait_quiet
-from ratelimit_report import Scenario, report, summary_line, write_plot
+from benchlib import BENCH, PYTHON, RESULTS, ROOT, airflow_env, cpu_busy, make_tls, started, wait_quiet
+from ratelimit_report import Scenario, limiter_series, report, summary_line, write_metrics_plot, write_plot
 from triggerer import Server
+
+sys.path.insert(0, str(ROOT))
+from tests.support.statsd import StatsdListener, statsd_environment
 
 SCENARIOS = (
     Scenario("c-nolimit", "c", 1000, 5.0, None, False),
@@ -92,7 +101,9 @@ def run_one(
     command = [PYTHON, str(BENCH / "tls_server.py"), str(cert), str(key), "--cpu", "1"]
     if scenario.limit is not None:
         command += ["--limit", str(scenario.limit)] + ([] if scenario.headers else ["--no-headers"])
+    statsd = StatsdListener()  # the waits' StatsD server: Airflow's metrics on, as a deployment that reads them has
     with (
+        contextlib.closing(statsd),
         (tmp / f"server-{scenario.key}.log").open("w") as server_log,
         started(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=server_log) as process,
     ):
@@ -103,7 +114,11 @@ def run_one(
             "password": "bench-token",
             "extra": {"verify": str(ca)},
         }
-        extra = {"AIRFLOW_CONN_ANALYTICS_DEFAULT": json.dumps(connection), "PYTHONPYCACHEPREFIX": str(tmp / "pycache")}
+        extra = {
+            "AIRFLOW_CONN_ANALYTICS_DEFAULT": json.dumps(connection),
+            "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
+            **statsd_environment(statsd.port),
+        }
         if provider is not None:  # another copy of the provider first on the path (the installed one is editable)
             extra["PYTHONPATH"] = os.pathsep.join(filter(None, [str(provider), os.environ.get("PYTHONPATH")]))
         env = airflow_env(tmp / "airflow-home", extra)
@@ -119,6 +134,7 @@ def run_one(
         log = tmp / f"waits-{scenario.key}.log"
         deadline = time.monotonic() + scenario.start_limit + window + 90
         before: dict[str, float] = {}
+        statsd.start()
         with log.open("w") as stderr, started(waits, stdout=subprocess.PIPE, stderr=stderr, env=env) as child:
             output = Output(child)
             while True:
@@ -141,6 +157,10 @@ def run_one(
             result["stdout_log_lines"] = dict(output.log_lines)
             result["stdout_warning_lines"] = dict(output.warning_lines)
         result["history"] = server.history()
+        metrics = statsd.read()
+        result["statsd"] = {"datagrams": len(statsd.raw), "dropped": statsd.dropped()}
+        if "began_wall" in result and "seconds" in result:
+            result["metrics"] = limiter_series(metrics, result["began_wall"], result["seconds"][1])
     if "crash" in result:
         tail = log.read_text(errors="replace").splitlines()[-5:]
         result["crash"] += " | " + " / ".join(tail)[-400:]
@@ -205,8 +225,9 @@ def main() -> None:
         text = report(results, window, args.quick, time.monotonic() - began)
         (RESULTS / "ratelimit.md").write_text(text)
         write_plot(results)
+        write_metrics_plot(results)
         print("\n" + text)
-        print(f"wrote {RESULTS / 'ratelimit.md'} and {RESULTS / 'ratelimit.png'}")
+        print(f"wrote {RESULTS / 'ratelimit.md'}, {RESULTS / 'ratelimit.png'} and {RESULTS / 'ratelimit_metrics.png'}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

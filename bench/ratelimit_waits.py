@@ -16,7 +16,9 @@ that ended (an event or an exception: the server never finishes an execution, so
 WARNING-or-worse log records by logger name (stdlib ``logging`` and structlog, which Airflow's trigger
 loggers use), event-loop lag (the 50 ms ticker of ``waits.py``), the longest full garbage collection, and
 the process's CPU. Lines on stdout: ``WINDOW_START``, ``WINDOW_END`` (the parent reads the server's counters
-then) and ``RESULT <json>``; everything else on stdout is the process's own log output.
+then) and ``RESULT <json>``; everything else on stdout is the process's own log output. With
+``AIRFLOW__METRICS__STATSD_ON=True`` (and the rest of ``[metrics]``) in its environment, it builds Airflow's
+metrics backend as a triggerer does when it starts, and the provider's metrics go to the parent's listener.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from collections.abc import Callable, Coroutine, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from benchlib import cpu_busy, percentile, pin
+from benchlib import ROOT, cpu_busy, percentile, pin
 from waits import ticker
 
 WARNING_METHODS = frozenset({"warning", "warn", "error", "exception", "critical", "fatal"})
@@ -52,6 +54,7 @@ class Record:
     def __init__(self, n: int) -> None:
         self.n = n
         self.begin = time.monotonic()
+        self.begin_wall = time.time()
         self.last = [0.0] * n  # monotonic time of each wait's last useful answer; 0: none yet
         self.gap = [0.0] * n  # each wait's longest gap that ended in the window
         self.answers = 0
@@ -207,6 +210,7 @@ def summary(
         "stuck": "t1" not in marks,
         "window": span,
         "window_wall": [marks.get("w0", 0.0), marks.get("w1", 0.0)],
+        "began_wall": record.begin_wall,  # when the waits were created
         "startup_s": marks.get("startup", now - record.begin),
         "started": int(marks.get("started", record.started)),  # waits answered when start-up ended
         "useful": int(marks.get("answers1", record.answers) - marks.get("answers0", record.answers)),
@@ -248,7 +252,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     tick = asyncio.create_task(ticker(lags))
     await asyncio.sleep(0.5)
     marks: dict[str, float] = {}
-    record.begin = time.monotonic()
+    record.begin, record.begin_wall = time.monotonic(), time.time()
     threading.Thread(target=watchdog, args=(args, record, marks, lags), daemon=True).start()
     tasks = [asyncio.create_task(wait()) for wait in waits]  # all at once, as a triggerer starts them
     with contextlib.suppress(asyncio.TimeoutError):
@@ -291,6 +295,13 @@ def main() -> None:
     import airflow_provider_analytics
     import airflow_provider_analytics.triggers.executions  # what a triggerer has loaded
 
+    if os.environ.get("AIRFLOW__METRICS__STATSD_ON") == "True":
+        # Airflow's metrics backend from [metrics] (the parent's StatsD listener), built as the triggerer builds it
+        # when it starts; the async hook's module installs the provider's AirflowObserver (report_to_airflow).
+        sys.path.insert(0, str(ROOT))
+        from tests.support.metrics import rebuild_airflow_stats
+
+        rebuild_airflow_stats()
     result = asyncio.run(measure(args))
     result["provider"] = str(Path(airflow_provider_analytics.__file__).parent)
     print("RESULT " + json.dumps(result), flush=True)

@@ -1,80 +1,40 @@
 """A real StatsD listener on loopback, and Airflow's ``Stats`` built again from ``[metrics]`` to send to it.
 
-The listener is a UDP socket the test opens and closes. What arrived is read without waiting on a clock: the
-listener sends itself a marker after the code under test ran, and reads until the marker comes. Loopback delivers a
-datagram into the receiving socket's queue during ``sendto``, so everything Airflow's StatsD client sent before the
-marker is in the queue before it.
+The listener is a UDP socket the test opens and closes (tests/support/statsd.py, which has no pytest so that
+bench/ uses it too; its names are re-exported here). What arrived is read without waiting on a clock: the listener
+sends itself a marker after the code under test ran, and reads until the marker comes.
 
 Airflow builds its metrics backend from the configuration once per process (2.11-3.1: a metaclass chooses the
 factory when ``airflow.stats`` is imported; 3.2 and 3.3: ``Stats.initialize``, which Airflow's task runner and its
 serde module call). A test that switches ``[metrics]`` on through the environment therefore builds it again, as
 those processes do, and builds it again after putting the environment back; the releases' differences are here
-only (tests/support/releases.py holds the flags).
+only (tests/support/releases.py holds the flags). No pytest here: ``bench/ratelimit_waits.py`` builds its
+backend with :func:`rebuild_airflow_stats` too, as a triggerer does when it starts.
 """
 
 from __future__ import annotations
 
-import socket
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
-import pytest
 from airflow.providers.common.compat.sdk import Stats, conf
 
 from airflow_provider_analytics.version_compat import AIRFLOW_V_3_2_PLUS, AIRFLOW_V_3_3_PLUS
+from tests.support.statsd import AIRFLOW_PREFIX, MARKER, Metric, StatsdListener, parse, statsd_environment
 
-MARKER = b"tests.marker:1|c"
-# Airflow's own statsd_prefix, before the provider's analytics_platform.
-AIRFLOW_PREFIX = "airflow"
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One StatsD line as Airflow sends it with ``statsd_influxdb_enabled`` (tags after the name).
-
-    :param name: the metric's name, Airflow's prefix included.
-    :param tags: its tags.
-    :param value: the value, as sent.
-    :param type: ``c`` (counter), ``ms`` (timer) or ``g`` (gauge).
-    """
-
-    name: str
-    tags: dict[str, str] = field(hash=False)
-    value: float
-    type: str
-
-
-def parse(line: str) -> Metric:
-    """Read ``name,tag=value,...:value|type`` (and an optional ``|@rate``)."""
-    head, _, rest = line.rpartition(":")
-    name, *pairs = head.split(",")
-    value, kind, *_ = rest.split("|")
-    return Metric(name, dict(pair.split("=", 1) for pair in pairs), float(value), kind)
-
-
-class StatsdListener:
-    """A StatsD server on ``127.0.0.1``: one UDP socket on a free port."""
-
-    def __init__(self) -> None:
-        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.socket.bind(("127.0.0.1", 0))
-        self.port: int = self.socket.getsockname()[1]
-        self.raw: list[bytes] = []
-
-    def read(self) -> list[Metric]:
-        """Every metric that arrived since the last read (their datagrams also kept in :attr:`raw`)."""
-        self.socket.sendto(MARKER, ("127.0.0.1", self.port))
-        metrics = []
-        while (datagram := self.socket.recv(65536)) != MARKER:
-            self.raw.append(datagram)
-            metrics += [parse(line) for line in datagram.decode().splitlines() if line]
-        return metrics
-
-    def close(self) -> None:
-        """Close the socket."""
-        self.socket.close()
+__all__ = [
+    "AIRFLOW_PREFIX",
+    "MARKER",
+    "Metric",
+    "StatsdListener",
+    "airflow_metrics",
+    "named",
+    "parse",
+    "rebuild_airflow_stats",
+]
 
 
 def _close_backend() -> None:
@@ -118,22 +78,13 @@ def airflow_metrics(*, on: bool) -> Iterator[StatsdListener]:
     :param on: switch metrics on (``statsd_on``), or leave them off with the listener named all the same.
     """
     listener = StatsdListener()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("AIRFLOW__METRICS__STATSD_ON", str(on))
-        patch.setenv("AIRFLOW__METRICS__STATSD_HOST", "127.0.0.1")
-        patch.setenv("AIRFLOW__METRICS__STATSD_PORT", str(listener.port))
-        patch.setenv("AIRFLOW__METRICS__STATSD_PREFIX", AIRFLOW_PREFIX)
-        patch.setenv("AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED", "True")
-        # 2.11 warns (RemovedInAirflow3Warning) at every backend it builds with the basic name validator; 3.x only
-        # has the pattern-matching one and ignores the option.
-        patch.setenv("AIRFLOW__METRICS__METRICS_USE_PATTERN_MATCH", "True")
-        rebuild_airflow_stats()
-        try:
-            yield listener
-        finally:
-            patch.undo()
+    try:
+        with mock.patch.dict(os.environ, statsd_environment(listener.port, on=on)):
             rebuild_airflow_stats()
-            listener.close()
+            yield listener
+    finally:
+        rebuild_airflow_stats()
+        listener.close()
 
 
 def named(metrics: list[Metric], name: str, **tags: str) -> list[Metric]:
