@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import BENCH, PYTHON, RESULTS, ROOT, airflow_env, cpu_busy, make_tls, started, wait_quiet
-from ratelimit_report import Scenario, limiter_series, report, summary_line, write_metrics_plot, write_plot
+from ratelimit_metrics import limiter_series, metrics_section, write_metrics_plot
+from ratelimit_report import Scenario, report, summary_line, write_plot
 from triggerer import Server
 
 sys.path.insert(0, str(ROOT))
@@ -222,7 +223,7 @@ def main() -> None:
             results.append((scenario, row))
             reference = next((r for s, r in results if s.limit is None and "lag_max_ms" in r), None)
             print(summary_line(scenario, row, reference), flush=True)
-        text = report(results, window, args.quick, time.monotonic() - began)
+        text = report(results, window, args.quick, time.monotonic() - began, metrics_section(results))
         (RESULTS / "ratelimit.md").write_text(text)
         write_plot(results)
         write_metrics_plot(results)
