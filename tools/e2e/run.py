@@ -291,9 +291,8 @@ def run_checks(
     else:
         event_driven_start(deployment, checks)  # events_check.py: the event-driven example
     triggerer_restarts(deployment, checks)
-    if executor == "local":
-        task_runner_killed(deployment, checks)
-    else:
+    task_runner_killed(deployment, checks)
+    if executor == "celery":  # after the kill above: it stops a worker for good
         resumes_on_the_other_worker(deployment, checks)
     user_marks_failed(deployment, checks)
     metrics_arrived(deployment, checks, listeners)  # metrics_check.py: last, it reads what every check sent
@@ -331,8 +330,10 @@ def main() -> int:
         dags, expected = prepare_dags(staging, release)
         listeners = Listeners(args.executor)  # StatsD, one port per kind of process (metrics_check.py)
         settings = {**traces, **listeners.settings()}
-        with listeners, Cluster(release, bin_dir, args.executor, dags, sandbox_args, settings=settings,
-                                component_settings=listeners.component_settings()) as cluster:  # fmt: skip
+        # Four task slots per Celery worker: eight in all, as LocalExecutor's [core] parallelism.
+        cluster = Cluster(release, bin_dir, args.executor, dags, sandbox_args, settings=settings,
+                          component_settings=listeners.component_settings(), worker_concurrency=4)  # fmt: skip
+        with listeners, cluster:
             try:
                 run_checks(Deployment(cluster), checks, expected, args.executor, receiver, listeners)
             except Exception:
