@@ -107,6 +107,8 @@ class Cluster:
     :param connection_env: give every component the ``analytics_default`` connection as an environment
         variable; without it, the caller creates the connection in the metadata database (REST API).
     :param settings: more environment variables for every Airflow component (``AIRFLOW__...`` settings).
+    :param component_settings: more still for one component (by its name: ``triggerer``, ``worker_a``...), over
+        ``settings``; a component restarted gets them again.
     :param worker_concurrency: task slots of each Celery worker.
     """
 
@@ -121,6 +123,7 @@ class Cluster:
         name: str = "e2e",
         connection_env: bool = True,
         settings: dict[str, str] | None = None,
+        component_settings: dict[str, dict[str, str]] | None = None,
         worker_concurrency: int = 2,
     ) -> None:
         self.release = release
@@ -130,6 +133,7 @@ class Cluster:
         self.sandbox_args = sandbox_args
         self.connection_env = connection_env
         self.settings = dict(settings or {})
+        self.component_settings = dict(component_settings or {})
         self.worker_concurrency = worker_concurrency
         # One folder per release: CI runs the 3.3 and 2.11 deployments side by side, and both may fail.
         self.kept_logs = KEPT_LOGS / release.version if name == "e2e" else ROOT / f".{name}" / "logs"
@@ -280,6 +284,7 @@ class Cluster:
             env = self.env(hostname=component)
         else:
             argv, env = [str(self.bin / "airflow"), component], self.env()
+        env.update(self.component_settings.get(component, {}))
         process = Process(component, argv, {**env, "XDG_RUNTIME_DIR": str(runtime)}, self.logs)
         self.processes[component] = process
         return process

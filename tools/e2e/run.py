@@ -27,6 +27,7 @@ from cluster import ROOT, Cluster, exit_on_sigterm, wait_for
 from deployment import Checks, Deployment, expect
 from events_check import DAG_ID as EVENT_DRIVEN_DAG
 from events_check import event_driven_start
+from metrics_check import Listeners, metrics_arrived
 from releases import (
     ASSET_WATCHERS,
     CELERY_RUN,
@@ -272,7 +273,12 @@ def calls_traced(deployment: Deployment, checks: Checks, receiver: SpanReceiver 
 
 
 def run_checks(
-    deployment: Deployment, checks: Checks, expected: set[str], executor: str, receiver: SpanReceiver | None
+    deployment: Deployment,
+    checks: Checks,
+    expected: set[str],
+    executor: str,
+    receiver: SpanReceiver | None,
+    listeners: Listeners,
 ) -> None:
     """Every check, in order; those the release cannot pass by design are listed as skipped, with the reason."""
     release = deployment.release
@@ -285,11 +291,11 @@ def run_checks(
     else:
         event_driven_start(deployment, checks)  # events_check.py: the event-driven example
     triggerer_restarts(deployment, checks)
-    if executor == "local":
-        task_runner_killed(deployment, checks)
-    else:
+    task_runner_killed(deployment, checks)
+    if executor == "celery":  # after the kill above: it stops a worker for good
         resumes_on_the_other_worker(deployment, checks)
     user_marks_failed(deployment, checks)
+    metrics_arrived(deployment, checks, listeners)  # metrics_check.py: last, it reads what every check sent
 
 
 def main() -> int:
@@ -322,9 +328,14 @@ def main() -> int:
     try:
         sandbox_args = ["--speed", "demo", "--auto-sync", "5", "--execution-seconds", "15"]
         dags, expected = prepare_dags(staging, release)
-        with Cluster(release, bin_dir, args.executor, dags, sandbox_args, settings=traces) as cluster:
+        listeners = Listeners(args.executor)  # StatsD, one port per kind of process (metrics_check.py)
+        settings = {**traces, **listeners.settings()}
+        # Four task slots per Celery worker: eight in all, as LocalExecutor's [core] parallelism.
+        cluster = Cluster(release, bin_dir, args.executor, dags, sandbox_args, settings=settings,
+                          component_settings=listeners.component_settings(), worker_concurrency=4)  # fmt: skip
+        with listeners, cluster:
             try:
-                run_checks(Deployment(cluster), checks, expected, args.executor, receiver)
+                run_checks(Deployment(cluster), checks, expected, args.executor, receiver, listeners)
             except Exception:
                 checks.rows.append(("deployment", "FAILED", "see the traceback below"))
                 raise

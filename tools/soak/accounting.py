@@ -194,6 +194,8 @@ class Collected:
     load: tuple[float, float] = (0.0, 0.0)  # when the load started and ended (epoch seconds)
     poll_seconds: float = 5.0  # every wait's poll interval
     notes: dict[str, Any] = field(default_factory=dict)  # figures the invariants found on the way
+    # The provider's metrics each StatsD listener kept, by kind of process (metrics_accounting.py): Metric lists.
+    metrics: dict[str, list[Any]] = field(default_factory=dict)
 
 
 def when(value: str | None) -> float:

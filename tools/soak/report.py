@@ -29,6 +29,7 @@ from accounting import (
 )
 from health import Sample
 from limit_accounting import GAP_FLOOR_FACTOR, GAP_MIN_SECONDS, MAX_REFUSED_SHARE, gap_bound, gap_floor, longest_gaps
+from metrics_accounting import metrics_rows
 
 from airflow_provider_analytics.sandbox.domain.rate_limits import per_second_window
 
@@ -167,6 +168,7 @@ def figures(collected: Collected, samples: list[Sample], canaries: list[dict[str
         result.violations.append(Violation("memory is flat", "", "", what))
     result.add("operations", "; ".join(load["operations"]) or "-")
     result.rows += limit_rows(collected)
+    result.rows += metrics_rows(collected)
     lost = tries_the_platform_did_not_fail(collected)
     result.add("failed tries the platform did not cause (each retried)", len(lost))
     result.lost_tries = lost

@@ -47,6 +47,7 @@ from limit_accounting import (
 )
 from limit_phase import END, START, LimitPhase
 from load import Load
+from metrics_accounting import METRICS_ARRIVED, metrics_arrived
 from operations import Operations
 from report import figures, markdown, plot
 from soak_deployment import CANARY_DAG, EVENT_DAG, LOAD_DAGS, ROOT, S3_BUCKET, SoakDeployment, SoakPlan
@@ -62,6 +63,7 @@ INVARIANT_NAMES = [
     REFUSALS_BOUNDED,
     "no task or trigger gave up on the rate limit",
     "no wait unanswered for longer than its bound",
+    METRICS_ARRIVED,
     "at least 50 runs in flight",
     "memory is flat",
     "no process or temporary folder left",
@@ -79,6 +81,7 @@ INVARIANTS: list[Callable[[Collected], list[Violation]]] = [
     limit_refusals_bounded,
     nothing_gave_up_on_the_limit,
     no_wait_unanswered_too_long,
+    metrics_arrived,
 ]
 
 
@@ -173,7 +176,7 @@ def collect(deployment: SoakDeployment, operations: Operations, limit: LimitReco
         task_handovers=[at for at, name, _ in operations.record.done if "worker" in name or "scheduler" in name],
         failed_tries={(ti["dag_run_id"], ti["task_id"]): deployment.failed_tries(ti) for ti in tis
                       if int(ti["try_number"] or 0) > 1 or ti["state"] == "failed"},
-        limit=limit, load=load, poll_seconds=deployment.plan.poll_seconds,
+        limit=limit, load=load, poll_seconds=deployment.plan.poll_seconds, metrics=dict(deployment.listeners.read()),
     )  # fmt: skip
     collected.notes["request_log"] = read
     return collected, [c for c in canaries if isinstance(c, dict)]

@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from accounting import Request  # noqa: E402
 from cluster import Cluster, Process, free_port, wait_for  # noqa: E402  (tools/e2e, put on the path above)
+from metrics_check import Listeners  # noqa: E402
 from releases import release_of  # noqa: E402
 
 from tests.support.s3 import CREDENTIALS, REGION  # noqa: E402
@@ -146,15 +147,19 @@ class SoakDeployment:
         self.s3_port = free_port()
         self.token = ""
         self.tokens: list[str] = []  # every token the connection held, for the log check
+        # StatsD on for every component: one listener per worker, one for the triggerer, one for the rest.
+        self.listeners = Listeners("celery")
 
     def __enter__(self) -> SoakDeployment:
         release = release_of("")
         bin_dir = Path(sys.executable).parent
         cluster = Cluster(release, bin_dir, "celery", self.dags, self.plan.sandbox_args(), name="soak",
                           connection_env=False, worker_concurrency=3)  # fmt: skip
-        cluster.settings = settings(self.plan, self.dags, cluster.exports)
+        cluster.settings = {**settings(self.plan, self.dags, cluster.exports), **self.listeners.settings()}
+        cluster.component_settings = self.listeners.component_settings()
         self.cluster = cluster
         try:
+            self.listeners.__enter__()
             cluster.__enter__()
             self._start_moto()
             self._connections()
@@ -166,6 +171,7 @@ class SoakDeployment:
     def __exit__(self, *exc_info: object) -> None:
         if self.cluster is not None:
             self.cluster.__exit__()
+        self.listeners.__exit__()
         shutil.rmtree(self.staging, ignore_errors=True)
 
     @property
