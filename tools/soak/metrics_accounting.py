@@ -71,19 +71,17 @@ def metrics_rows(collected: Collected) -> list[tuple[str, str]]:
     def refused(metrics: list[Metric]) -> str:
         return f"{sum(_values(metrics, 'rate_limited')):g}"
 
-    def pauses(metrics: list[Metric]) -> str:
-        by_source: dict[str, float] = {}
-        for metric in named(metrics, "analytics_platform.limiter.pauses"):
-            source = metric.tags.get("source", "?")
-            by_source[source] = by_source.get(source, 0) + metric.value
-        return "{" + ", ".join(f"{source}: {count:g}" for source, count in sorted(by_source.items())) + "}"
+    def summed_by(name: str, tag: str) -> Callable[[list[Metric]], str]:
+        def summed(metrics: list[Metric]) -> str:
+            by_value: dict[str, float] = {}
+            for metric in named(metrics, f"analytics_platform.{name}"):
+                value = metric.tags.get(tag, "?")
+                by_value[value] = by_value.get(value, 0) + metric.value
+            return "{" + ", ".join(f"{value}: {count:g}" for value, count in sorted(by_value.items())) + "}"
 
-    def requests(metrics: list[Metric]) -> str:
-        by_class: dict[str, float] = {}
-        for metric in named(metrics, "analytics_platform.requests"):
-            status = metric.tags.get("status_class", "?")
-            by_class[status] = by_class.get(status, 0) + metric.value
-        return "{" + ", ".join(f"{status}: {count:g}" for status, count in sorted(by_class.items())) + "}"
+        return summed
+
+    pauses, requests = summed_by("limiter.pauses", "source"), summed_by("requests", "status_class")
 
     answered_429 = sum(1 for request in collected.requests if request.status == 429)
     pace_name = "metrics: limiter.pace per process, min / median / max of the paces over 0 (values; 0: recovered)"
