@@ -91,6 +91,23 @@ def test_truncated_download(client: httpx.Client, state: SandboxState) -> None:
     assert client.get(f"/v1/reports/{report_id}/download").status_code == 200
 
 
+def test_a_cut_past_the_bodys_end_still_cuts_its_last_byte(client: httpx.Client, state: SandboxState) -> None:
+    report_id = ready_report_id(client, state)
+    state.inject(Fault.truncate(path="/download$", at_bytes=10**9))
+    received: list[bytes] = []
+    length = 0
+
+    def download() -> None:
+        nonlocal length
+        with client.stream("GET", f"/v1/reports/{report_id}/download") as response:
+            length = int(response.headers["content-length"])
+            received.extend(response.iter_bytes())
+
+    with pytest.raises(httpx.TransportError):
+        download()
+    assert len(b"".join(received)) == length - 1
+
+
 def test_bad_digest(client: httpx.Client, state: SandboxState) -> None:
     report_id = ready_report_id(client, state)
     state.inject(Fault.bad_digest())

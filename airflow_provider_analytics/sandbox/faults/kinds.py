@@ -143,7 +143,8 @@ class Fault:
     def truncate(
         cls, *, method: str | None = None, path: str = DOWNLOAD_PATH, at_bytes: int = 0, times: int = 1
     ) -> Fault:
-        """Send the full headers (true ``Content-Length``) but only ``at_bytes`` of the body, then close.
+        """Send the full headers (true ``Content-Length``) but only ``at_bytes`` of the body, then close (all but
+        its last byte when ``at_bytes`` reaches the body's end: a truncate always cuts).
 
         :param method: HTTP method to match (any when None).
         :param path: regular expression searched in the URL path (default: report downloads).

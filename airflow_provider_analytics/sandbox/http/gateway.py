@@ -139,6 +139,7 @@ class _Exchange:
         self.rate: RateDecision | None = None
         self.fault: Fault | None = None
         self.sent_body_bytes = 0
+        self.body_length: int | None = None  # the answer's Content-Length, once its start is sent
 
     async def run(self) -> None:
         body, too_large = await self._read_body()
@@ -303,13 +304,20 @@ class _Exchange:
         """Send one ASGI message to the client, decorated, and cut short when a truncate fault applies."""
         if message["type"] == "http.response.start":
             self.state.request_log.set_status(self.entry, message["status"])
+            lengths = [value for name, value in message.get("headers", []) if name.lower() == b"content-length"]
+            self.body_length = int(lengths[0]) if lengths and lengths[0].isdigit() else None
             await self.send({**message, "headers": self._decorate(list(message.get("headers", [])))})
             if self.fault is not None and self.fault.kind == "truncate" and self.fault.at_bytes == 0:
                 raise ConnectionDropped("truncated download")
             return
         if message["type"] == "http.response.body" and self.fault is not None and self.fault.kind == "truncate":
             chunk: bytes = message.get("body", b"")
-            allowed = (self.fault.at_bytes or 0) - self.sent_body_bytes
+            at_bytes = self.fault.at_bytes or 0
+            if self.body_length is not None:
+                # A cut at or past the body's end still cuts its last byte: a truncate that delivered the whole
+                # body would be no fault at all (chaos draws its cut without knowing the body's length).
+                at_bytes = min(at_bytes, max(0, self.body_length - 1))
+            allowed = at_bytes - self.sent_body_bytes
             if len(chunk) >= allowed:
                 await self.send({"type": "http.response.body", "body": chunk[:allowed], "more_body": True})
                 raise ConnectionDropped("truncated download")
