@@ -46,7 +46,8 @@ class Recorder(WireObserver):
     def queued(self, account: str, seconds: float) -> None:
         self.events.append(("queued", account))
 
-    def limiter(self, account: str, pace: float, queue_depth: int) -> None:
+    def limiter(self, account: str, pace: float, queue_depth: int, scope: str = "process", share: float = 1.0) -> None:
+        assert scope == "process" and share == 1.0  # alone on the token, no store
         self.events.append(("limiter", account, pace > 0, queue_depth))
 
     def paused(self, account: str, source: PauseSource) -> None:

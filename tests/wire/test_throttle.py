@@ -10,9 +10,10 @@ import tracemalloc
 import pytest
 
 from airflow_provider_analytics.wire._accounts import limiter_for, reset_rate_limiters
+from airflow_provider_analytics.wire._learning import MIN_PAUSE, QUICK_REFUSAL_CUT, RECOVER_SECONDS
 from airflow_provider_analytics.wire._pace import MIN_RATE, PROBE_SECONDS, RESTART_SHARE
 from airflow_provider_analytics.wire._rate_headers import RateHeaders
-from airflow_provider_analytics.wire._throttle import MIN_PAUSE, QUICK_REFUSAL_CUT, RECOVER_SECONDS, RateLimiter, Turn
+from airflow_provider_analytics.wire._throttle import RateLimiter, Turn
 
 T0 = 1000.0
 
