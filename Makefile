@@ -40,7 +40,12 @@ typecheck: install
 # Airflow cannot be imported (one that reaches it fails), then every other test, the part make test-compat
 # repeats on each release. Together they are the whole suite, each test once.
 PYTEST_WORKERS ?= 3
+# The shared rate limiter's tests run a real redis-server (tests/support/redis_server.py), as make e2e does.
 pytest: install
+	@if ! command -v redis-server >/dev/null; then \
+		echo "installing redis-server (Debian package)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	fi
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --airflow-free=only
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --airflow-free=exclude
 

@@ -157,6 +157,12 @@ def get_provider_info() -> dict[str, Any]:
                         "description": "Sends the token unencrypted. Only for trusted private networks.",
                         "schema": {"type": ["boolean", "null"], "default": False},
                     },
+                    "rate_limit_redis_conn_id": {
+                        "label": "Rate limit store (Redis connection id)",
+                        "description": "A redis connection through which every process on this token shares one "
+                        "rate limiter. Empty: each process paces on its own.",
+                        "schema": {"type": ["string", "null"], "pattern": "^[A-Za-z0-9_.~:-]{1,250}$"},
+                    },
                 },
             }
         ],

@@ -93,7 +93,9 @@ class AnalyticsHook(AnalyticsBaseHook):
     @cached_property
     def client(self) -> AnalyticsClient:
         """The configured client, built on first use."""
-        return hooks._sending.AnalyticsClient(hooks._sending.masked_config(self.connection))
+        conn = self.connection
+        store = hooks._sending.store_connection(conn, self.get_connection)  # the rate limit store, when named
+        return hooks._sending.AnalyticsClient(hooks._sending.masked_config(conn, store))
 
     @property
     def ui_url(self) -> str | None:
@@ -134,7 +136,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :return: whether anything changed.
         """
         fresh = self.get_connection(self.analytics_conn_id)
-        if "client" in self.__dict__ and self.client.config == hooks._sending.masked_config(fresh):
+        store = hooks._sending.store_connection(fresh, self.get_connection)
+        if "client" in self.__dict__ and self.client.config == hooks._sending.masked_config(fresh, store):
             return False
         self.close()
         self.__dict__["connection"] = fresh

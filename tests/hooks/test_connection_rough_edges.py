@@ -65,6 +65,7 @@ BAD_VALUES = {
     "verify": "/no/such/ca.pem",
     "ui_url": "ftp://ui.example.com",
     "allow_insecure_http": "maybe",
+    "rate_limit_redis_conn_id": "not a connection id!",
 }
 
 
