@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from airflow_provider_analytics.wire._observer import PauseSource
-from airflow_provider_analytics.wire._pace import MIN_RATE, probe_rate
+from airflow_provider_analytics.wire._pace import HEADER_SHARE, MIN_RATE, probe_rate
 from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders
 from airflow_provider_analytics.wire._share import ShareOfLimit
 
@@ -39,8 +39,6 @@ __all__ = ["DEFAULT_MAX_PAUSE", "MIN_PAUSE", "RECOVER_SECONDS", "Change", "Learn
 # A refusal this soon after the last pause ended means the ceiling was far too high: cut it harder.
 QUICK_REFUSAL_SECONDS = 5.0
 QUICK_REFUSAL_CUT = 0.85
-# Share of a window's limit paced when the X-RateLimit headers give it: room for the clock's rounding.
-HEADER_SHARE = 0.95
 # Pacing starts when a window has this share of its limit left (or less).
 HEADER_LOW_SHARE = 0.1
 # Even Retry-After: 0 pauses this long: a platform that says "now" to every refusal cannot make it spin.
@@ -206,6 +204,8 @@ class Learned:
         binding = now - self.last_delayed < BINDING_SECONDS
         if sent_at < self.episode_at or (self.throttled and not binding):
             return change
+        if self.throttled and self.header_cap is not None:
+            return change  # the headers pace it: their share learns from this window's refusals (_share.py)
         if self.throttled:
             self.regrown(now, change)
             quick = now - self.probe_from < QUICK_REFUSAL_SECONDS
@@ -228,7 +228,7 @@ class Learned:
         """Learn from an answer's ``X-RateLimit-*`` headers: the window, the cap, this limiter's share, a pause.
 
         :param headers: the answer's headers, checked.
-        :param ok: whether the answer succeeded (a refusal says nothing of the share: it was not counted).
+        :param ok: whether the answer succeeded (a refusal says the window is used up).
         :param now: the limiter's clock.
         :param wall: epoch seconds now.
         :param max_pause: the longest pause held.
@@ -242,8 +242,7 @@ class Learned:
         if self.last_reset is None or headers.reset_epoch > self.last_reset:
             self.last_reset = headers.reset_epoch
         left = headers.reset_epoch - wall
-        if ok:
-            self.share.observe(headers.reset_epoch, headers.remaining, headers.limit, self.window, left)
+        self.share.observe(headers.reset_epoch, headers.remaining, headers.limit, ok, self.window, left)
         if self.window is not None:
             cap = HEADER_SHARE * headers.limit / self.window
         else:  # until the window is known: what is left of this one, over the time left (a second at least)
@@ -258,9 +257,16 @@ class Learned:
             return change
         if low:
             self.start(now, "from the platform's X-RateLimit headers", change)
+            self.share.started(headers.remaining)
+            self.header_cap = max(MIN_RATE, cap * self.share.value)
             self.ceiling = 0.0  # no refusal yet: the headers' pace holds
             self.restart_pace(max(now, self.pause_until), change)
         return change
+
+    def recover(self) -> None:
+        """Pacing ends (:meth:`recovers` said so)."""
+        self.throttled = False
+        self.share.stopped()
 
     def recovers(self, now: float) -> bool:
         """Whether pacing ends now: no request had to wait, none was refused, no pause held, for a while.

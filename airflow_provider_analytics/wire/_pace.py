@@ -26,9 +26,8 @@ PROBE_SECONDS = 120.0
 # The probe grows as if the ceiling were at least this many requests per second, so that a refusal that
 # came when little was sent (a ceiling near zero) does not hold the pace near zero for long.
 PROBE_FLOOR = 10.0
-# Refusals under the headers' cap (other processes on the token) cut this process's pace to no less than this share
-# of the cap: it yields room to the others without letting a burst of their refusals starve its own waits.
-HEADER_FLOOR_SHARE = 0.5
+# Share of a window's limit paced when the X-RateLimit headers give it: room for a send that lands in the next window.
+HEADER_SHARE = 0.97
 # No span of this many seconds holds more sends than the pace allows in it: a window of the platform that sees
 # one send more refuses it (or reads Remaining 0 and pauses everyone). Sends that came late (a busy event loop)
 # may catch up within it. At most SENT_LOG_MAX send times are kept; a faster pace checks a shorter span.
@@ -59,11 +58,11 @@ def probe_rate(ceiling: float, header_cap: float | None, elapsed: float) -> floa
     :param elapsed: seconds since the pace restarted.
     """
     if header_cap is not None and not ceiling:  # the headers alone: they say what is allowed
-        return header_cap
+        return max(MIN_RATE, header_cap)
     probe = max(ceiling, PROBE_FLOOR) * (1 - RESTART_SHARE) * (max(0.0, elapsed) / PROBE_SECONDS) ** 3
     rate = ceiling * RESTART_SHARE + probe
     if header_cap is not None:
-        rate = min(max(rate, HEADER_FLOOR_SHARE * header_cap), header_cap)
+        rate = min(rate, header_cap)
     return max(MIN_RATE, rate)
 
 

@@ -28,6 +28,7 @@ from dataclasses import replace
 from airflow_provider_analytics.wire._learning import Learned
 from airflow_provider_analytics.wire._pace import MIN_RATE
 from airflow_provider_analytics.wire._rate_headers import Pause
+from airflow_provider_analytics.wire._share import ShareOfLimit
 
 __all__ = ["SCRIPT", "SCRIPT_SHA", "differs", "fields_of", "learned_from"]
 
@@ -203,6 +204,7 @@ def learned_from(fields: Mapping[str, str]) -> Learned:
         last_delayed=_number(fields, "ld", _NEVER),
         since=_number(fields, "si", 0.0),
         source=fields.get("src", "")[:80],
+        share=ShareOfLimit(learns=False),  # the fleet's own limiter: all of the token's limit is its to pace
     )
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from airflow_provider_analytics.wire._learning import DEFAULT_MAX_PAUSE, Change, Learned
@@ -61,11 +61,13 @@ class RateLimiter:
 
     :param name: how log lines name the account (its base URL and the connection that first used it).
     :param account: how metrics name it: that connection's id, never the token (``_observer.py``).
+    :param wall_clock: epoch seconds now (what ``X-RateLimit-Reset`` is read against): :func:`time.time`, or a test's.
     """
 
-    def __init__(self, name: str, account: str = "none") -> None:
+    def __init__(self, name: str, account: str = "none", wall_clock: Callable[[], float] = time.time) -> None:
         self.name = name
         self.account = account
+        self._wall_clock = wall_clock
         self._lock = threading.Lock()
         self.learned = Learned()
         self.throttled = False  # read without the lock on the fast path: a stale read only costs one turn
@@ -151,7 +153,7 @@ class RateLimiter:
         :param now: monotonic seconds.
         :param max_pause: the longest pause held, as for a 429 (the retry policy's ``max_retry_after``).
         """
-        wall = time.time()
+        wall = self._wall_clock()
         rate_headers = RateHeaders.parse(headers, wall) if "X-RateLimit-Limit" in headers else None
         if rate_headers is None and not self.throttled:
             if status < 400:
@@ -179,7 +181,7 @@ class RateLimiter:
         """
         with self._lock:
             came_at = self._successes.total(now)
-            self._apply(self.learned.refused(pause, sent_at, now, max_pause, source, came_at, time.time()), now)
+            self._apply(self.learned.refused(pause, sent_at, now, max_pause, source, came_at, self._wall_clock()), now)
             self.refusals += 1
 
     def pause_in_force(self, now: float) -> Pause | None:
@@ -237,7 +239,8 @@ class RateLimiter:
             self._announce = False  # this line says it all: one line, not two
 
     def _recover(self, now: float) -> None:
-        self.learned.throttled = self.throttled = False
+        self.learned.recover()
+        self.throttled = False
         observer().limiter(self.account, 0.0, 0, "process", self.learned.share.value)  # a gauge keeps its last value
         log.info(
             "No longer rate limited at %s: paced for %.0f s; %d requests refused, %d waited their turn "
