@@ -47,7 +47,8 @@ class Recorder(WireObserver):
         self.events.append(("queued", account))
 
     def limiter(self, account: str, pace: float, queue_depth: int, scope: str = "process", share: float = 1.0) -> None:
-        assert scope == "process" and share == 1.0  # alone on the token, no store
+        assert scope == "process"
+        assert share == 1.0
         self.events.append(("limiter", account, pace > 0, queue_depth))
 
     def paused(self, account: str, source: PauseSource) -> None:

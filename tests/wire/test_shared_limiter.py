@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import subprocess
 import sys
@@ -85,7 +86,8 @@ def test_a_pause_one_process_was_told_holds_the_requests_of_every_process(
         refused.start()  # it waits out its own 429
         deadline = time.monotonic() + 20
         while not any(status == 429 for _, status, _ in received(sandbox)):
-            assert time.monotonic() < deadline and refused.is_alive(), f"no 429 reached this process: {outcome}"
+            assert time.monotonic() < deadline, f"no 429 reached this process: {outcome}"
+            assert refused.is_alive(), f"no 429 reached this process: {outcome}"
             time.sleep(0.01)
         seen = other_process(sandbox, redis_server, calls=2)
         refused.join()
@@ -93,7 +95,8 @@ def test_a_pause_one_process_was_told_holds_the_requests_of_every_process(
     log = received(sandbox)
     refused_at = next(at for at, status, _ in log if status == 429)
     theirs = [(at - refused_at).total_seconds() for at, status, path in log if path == "/v1/data-sources"]
-    assert len(theirs) == 2 and all(status != 429 for _, status, _ in log[1:])
+    assert len(theirs) == 2
+    assert all(status != 429 for _, status, _ in log[1:])
     assert min(theirs) >= 2.9, f"the other process sent {min(theirs):.2f} s after the 429, inside the pause"
     assert seen["throttled"], "the other process paces with the fleet"
 
@@ -128,7 +131,8 @@ def test_turns_of_two_processes_go_in_the_order_they_were_taken_at_the_fleets_pa
     turn = drive(first.wait_for_turn(None, lambda *_: None))
     drive(first.refused(0.2, turn, time.monotonic(), 120.0, _retry_after()))
     assert drive(second.wait_for_turn(None, lambda *_: None)) is not None
-    assert second.learned.throttled and second.learned.rate == first.learned.rate
+    assert second.learned.throttled
+    assert second.learned.rate == first.learned.rate
 
     order: list[tuple[str, int, float]] = []
     limiters = [first, second] * 4
@@ -152,9 +156,10 @@ def test_turns_of_two_processes_go_in_the_order_they_were_taken_at_the_fleets_pa
             granted: SharedTurn = done.value
             order.append(("ab"[index % 2], granted.number, granted.sent_at))
     numbers = [number for _, number, _ in order]
-    assert numbers == sorted(numbers) and len(set(numbers)) == 8, "one queue: each turn once, in the order taken"
+    assert numbers == sorted(numbers), "one queue: turns go in the order they were taken"
+    assert len(set(numbers)) == 8, "each turn once"
     sent = [at for _, _, at in order]
-    gaps = [later - earlier for earlier, later in zip(sent, sent[1:], strict=False)]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(sent)]
     assert min(gaps) >= 0.9 / first.learned.rate, f"turns went faster than the fleet's pace: {gaps}"
 
 
@@ -173,7 +178,8 @@ def test_keys_name_no_token_and_two_tokens_keep_their_limits_apart(
     with AnalyticsClient(crowded) as client:
         for _ in range(12):  # over the token's 5/s: refused, then paced through the store
             client.call(endpoints.list_charts())
-        assert client.shared_limiter is not None and client.shared_limiter.learned.throttled
+        assert client.shared_limiter is not None
+        assert client.shared_limiter.learned.throttled
     other = make_config(sandbox, token=LIMITED_TOKEN, rate_limit_store=store)
 
     async def other_token() -> bool:  # a trigger's client: the asyncio transport of the store
