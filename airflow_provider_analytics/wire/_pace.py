@@ -86,7 +86,7 @@ class SendSpan:
         :param now: monotonic seconds.
         :param rate: the pace, requests per second.
         """
-        budget = max(1, min(SENT_LOG_MAX, math.floor(rate * SPAN_SECONDS)))
+        budget = max(1, min(SENT_LOG_MAX, math.ceil(rate * SPAN_SECONDS - 1e-9)))
         span = SPAN_SECONDS if budget < SENT_LOG_MAX else budget / rate
         while self._sent and self._sent[0] <= now - span:
             self._sent.popleft()

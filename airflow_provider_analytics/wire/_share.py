@@ -14,10 +14,11 @@ sends when others send as well. Without a store to share, each process paces at 
   little catches up, and room left by a process that stopped is taken.
 
 A share starts, when pacing starts, at this process's part of what the window has used so far (its successful
-answers in the window over ``Limit - Remaining``): one process alone starts with all of it, one of sixteen with a
-sixteenth. Nothing is assumed about how many processes there are: no floor lets several together ask for more than
-the limit. A limiter that every process shares through a store (``_shared_limiter.py``) is the fleet's own: its
-share stays whole.
+answers in the window over ``Limit - Remaining``, or over what the window used since its first answer, whichever is
+more: a process that began sending late in the window is not taken for a small one): one process alone starts with
+all of it, one of sixteen with a sixteenth. Nothing is assumed about how many processes there are: no floor lets
+several together ask for more than the limit. A limiter that every process shares through a store
+(``_shared_limiter.py``) is the fleet's own: its share stays whole.
 """
 
 from __future__ import annotations
@@ -42,7 +43,18 @@ class ShareOfLimit:
     :param learns: whether it learns at all (``False`` for the limiter a fleet shares through a store: whole).
     """
 
-    __slots__ = ("_exhausted", "_left", "_limit", "_own", "_remaining", "_reset", "learns", "pacing", "value")
+    __slots__ = (
+        "_exhausted",
+        "_first",
+        "_left",
+        "_limit",
+        "_own",
+        "_remaining",
+        "_reset",
+        "learns",
+        "pacing",
+        "value",
+    )
 
     def __init__(self, learns: bool = True) -> None:
         self.learns = learns
@@ -54,6 +66,7 @@ class ShareOfLimit:
         self._left = 0.0  # and the seconds that were left of the window then
         self._limit = 0
         self._own = 0  # this process's successful answers in the window
+        self._first: int | None = None  # the highest Remaining among them: the window's use between its first and last
 
     def started(self, remaining: int) -> None:
         """Pacing starts: the share is this process's part of what the window has used so far.
@@ -63,7 +76,12 @@ class ShareOfLimit:
         if self.learns:
             self.pacing = True
             used = self._limit - remaining
-            self.value = min(1.0, max(LEAST, self._own / used)) if used > 0 and self._own else 1.0
+            share = self._own / used if used > 0 and self._own else 1.0
+            if self._own >= 3 and self._first is not None and self._first > remaining:
+                # Its own answers and the window's use between its first answer and now: a process that started
+                # sending late in the window is not taken for a small one.
+                share = max(share, (self._own - 1) / (self._first - remaining))
+            self.value = min(1.0, max(LEAST, share))
 
     def stopped(self) -> None:
         """Pacing ended: nothing is learnt until it starts again."""
@@ -84,10 +102,12 @@ class ShareOfLimit:
         if self._reset is None or reset > self._reset:
             self._close(window)
             self._reset, self._exhausted, self._remaining, self._limit, self._own = reset, False, None, limit, 0
+            self._first = None
         elif reset < self._reset:
             return  # a late answer of a window already closed
         if ok:
             self._own += 1
+            self._first = remaining if self._first is None else max(self._first, remaining)
         if not ok or remaining == 0:
             self._exhausted = True
         elif self._remaining is None or remaining < self._remaining:

@@ -148,22 +148,22 @@ def test_the_headers_give_the_pace_without_a_refusal() -> None:
 
 
 def test_with_the_headers_a_process_paces_at_its_part_of_what_the_window_used() -> None:
-    """Other processes on the token show in Remaining: it falls by ninety while this process's answers are three.
-    It paces at its part of the window (a thirtieth), not at the whole limit as if it were alone."""
+    """Other processes on the token show in Remaining: it falls by forty between this process's first and third
+    answers. It paces at its part of the window's use (a twentieth), not at the whole limit as if it were alone."""
     wall = WallClock(1_800_000_000.6)
     limiter = RateLimiter("x", wall_clock=wall)
     reset = 1_800_000_001.0
     for remaining in (50, 20, 10):
         limiter.answered(200, _headers(100, remaining, reset), T0)
     assert limiter.throttled
-    assert limiter.snapshot()["share"] == pytest.approx(3 / 90)
+    assert limiter.snapshot()["share"] == pytest.approx(2 / 40)
     wall.now = reset + 0.2  # the window closes: it was used over the cap's pace (90 in its first 60 %): cut
     limiter.answered(200, _headers(100, 99, reset + 1), T0 + 0.5)
     turn = limiter.take_turn(T0 + 1)
     assert turn is not None
     limiter.delay(turn, T0 + 1)
-    assert limiter.snapshot()["share"] == pytest.approx(3 / 90 * CUT)
-    assert limiter.snapshot()["rate"] == pytest.approx(HEADER_SHARE * 100 * 3 / 90 * CUT, rel=0.01)
+    assert limiter.snapshot()["share"] == pytest.approx(2 / 40 * CUT)
+    assert limiter.snapshot()["rate"] == pytest.approx(HEADER_SHARE * 100 * 2 / 40 * CUT, rel=0.01)
 
 
 def test_a_used_up_window_pauses_until_it_resets() -> None:
