@@ -58,7 +58,7 @@ end
 local function due(turn) return n('atm', 0) + (turn - n('at', 0)) / n('qr', MIN_RATE) end
 local function gate()
   local rate = n('qr', MIN_RATE)
-  local budget = math.max(1, math.min(MAX_SENT, math.floor(rate * SPAN)))
+  local budget = math.max(1, math.min(MAX_SENT, math.ceil(rate * SPAN - 1e-9)))
   local span = SPAN
   if budget >= MAX_SENT then span = budget / rate end
   while true do
