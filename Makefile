@@ -88,6 +88,7 @@ bench: install
 	$(BIN)/python bench/triggerer.py --quick
 	$(BIN)/python bench/ratelimit.py --quick
 	$(BIN)/python bench/observability.py
+	$(BIN)/python bench/store_cost.py
 
 # The sdist and the wheel in dist/, checked: reproducible, twine and check-wheel-contents, what is inside
 # (tools/dist_check.py). About 15 s.
