@@ -75,7 +75,7 @@ e2e: install
 
 # Benchmarks (bench/README.md): import cost, a 1 GiB download (to disk and to S3), thousands of waits in one triggerer loop,
 # and waits on one token under a rate limit, in one process and in 16 sharing a Redis store or not. Writes
-# bench/results/; about 30 minutes. Longer windows and every process count: bench/triggerer.py and
+# bench/results/; about 25 minutes. Longer windows and every process count: bench/triggerer.py and
 # bench/ratelimit.py without --quick.
 bench: install
 	@if ! command -v redis-server >/dev/null; then \

@@ -69,7 +69,7 @@ def processes_panels(panels: list[Any], runs: list[Run]) -> None:
         panel.set_title(title, fontsize=9)
         if key == "refused_share":
             panel.set_yscale("symlog", linthresh=0.001)
-            panel.set_ylim(bottom=0)
+            panel.set_ylim(0, 1)
             panel.yaxis.set_major_formatter("{x:.1%}")
         elif key == "useful_of_ceiling":
             panel.yaxis.set_major_formatter("{x:.0%}")
