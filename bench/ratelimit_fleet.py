@@ -136,8 +136,9 @@ class Fleet:
             except queue.Empty:
                 late = [i for i, deadline in importing.items() if deadline <= time.monotonic()]
                 if late:
-                    child = self.children[late[0]]
-                    raise FleetError(f"process {late[0]} was not ready {READY_LIMIT_S:.0f} s after its start") from None
+                    tail = self.children[late[0]].tail()
+                    message = f"process {late[0]} was not ready {READY_LIMIT_S:.0f} s after its start: {tail}"
+                    raise FleetError(message) from None
                 continue
             if line is None:
                 child = self.children[index]
