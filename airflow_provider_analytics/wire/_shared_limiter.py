@@ -31,7 +31,7 @@ from typing import Any
 from airflow_provider_analytics.wire._deadline import current_call_deadline
 from airflow_provider_analytics.wire._learning import Change, Learned
 from airflow_provider_analytics.wire._observer import PauseSource, observer
-from airflow_provider_analytics.wire._pace import MIN_RATE, RECHECK_SECONDS, SENT_LOG_MAX, SPAN_SECONDS
+from airflow_provider_analytics.wire._pace import MIN_RATE, SENT_LOG_MAX, SPAN_SECONDS
 from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders
 from airflow_provider_analytics.wire._recent import LastSecondCount
 from airflow_provider_analytics.wire._steps import Reply, Sleep, Step, StoreCall, StoreFailed
@@ -44,10 +44,18 @@ log = logging.getLogger("airflow_provider_analytics.wire")
 
 __all__ = ["RETRY_SECONDS", "STORE_SECONDS", "SharedLimiter", "SharedTurn", "store_key"]
 
-# The longest one round trip to the store may take; a store slower than this is away. The first of a process
-# connects (TCP, TLS, AUTH) and loads the script too: it may take FIRST_STORE_SECONDS.
-STORE_SECONDS = 0.25
-FIRST_STORE_SECONDS = 1.0
+# The longest one round trip to the store may take; a store slower than this is away. It is measured in the
+# caller's event loop, which a busy triggerer holds for a few hundred milliseconds at times: a store that answered in
+# a millisecond must not count as away for that. The first of a process connects (TCP, TLS, AUTH) and loads the
+# script too: it may take FIRST_STORE_SECONDS.
+STORE_SECONDS = 1.0
+FIRST_STORE_SECONDS = 2.0
+# A turn that waits asks the store again at least this often (a pace learnt meanwhile may bring it forward): each
+# look is a round trip, so less often than a process's own limiter looks at its queue.
+STORE_RECHECK_SECONDS = 3.0
+# After an outage was said at WARNING, the next ones within this long are said at INFO: a store that comes and goes
+# logs one WARNING per process, not one per flap.
+WARN_AGAIN_SECONDS = 600.0
 # After the store failed, this process paces on its own for this long before it asks the store again.
 RETRY_SECONDS = 5.0
 # Keys of an account nobody used for this long expire.
@@ -107,6 +115,7 @@ class SharedLimiter:
         self._away_until = 0.0
         self._away_since: float | None = None
         self._answered = False  # no round trip has worked yet: the first one may also connect
+        self._warned_at = -WARN_AGAIN_SECONDS  # when an outage was last said at WARNING
         self._sent = LastSecondCount()  # this process's sends, for its share of the fleet's pace
         self._announced_since: float | None = None
         self._where = store.address + (f" (connection {store.connection_id!r})" if store.connection_id else "")
@@ -146,7 +155,11 @@ class SharedLimiter:
                     return SharedTurn(turn, self.epoch, kept.asked_at if kept else store_now, store_now)
                 return SharedTurn(-1, self.epoch, store_now, store_now)
             now = time.monotonic()
-            checks(now, delay, self.pause_in_force(now))
+            paused_by = self.pause_in_force(now)
+            # The store's word on the wait is held to what the state it holds allows: the pause (itself bounded)
+            # or a second, after which the turn asks again.
+            delay = min(delay, max(STORE_RECHECK_SECONDS, paused_by.until - now if paused_by else 0.0))
+            checks(now, delay, paused_by)
             asked_at = kept.asked_at if kept else store_now
             kept = SharedTurn(turn if turn is not None else -1, self.epoch, asked_at)
             yield from self._sleep(delay)
@@ -236,7 +249,7 @@ class SharedLimiter:
     def _round_trip(self, argv: list[str]) -> Generator[Step, Reply, tuple[str, int | None, float, float] | None]:
         """One call of the store's script, within its deadline; ``None`` (the store is away) on any failure."""
         started = time.monotonic()
-        constants = [str(TTL_MS), str(MIN_RATE), str(SPAN_SECONDS), str(SENT_LOG_MAX), str(RECHECK_SECONDS)]
+        constants = [str(TTL_MS), str(MIN_RATE), str(SPAN_SECONDS), str(SENT_LOG_MAX), str(STORE_RECHECK_SECONDS)]
         args = [argv[0], *constants, *argv[1:]]
         budget = STORE_SECONDS if self._answered else FIRST_STORE_SECONDS
         call_deadline = current_call_deadline()
@@ -253,7 +266,8 @@ class SharedLimiter:
             return None
         self._answered = True
         if self._away_since is not None:
-            log.info(
+            log.log(
+                logging.INFO,
                 "The rate limit store %s answers again: this process's requests on the token at %s take their "
                 "turns through it again (it paced them on its own for %.0f s)",
                 self._where,
@@ -298,12 +312,12 @@ class SharedLimiter:
         if not math.isfinite(store_now) or not math.isfinite(delay):
             raise ValueError("the store answered a time that is not a number")
         self._offset = store_now - local_now
-        self._refresh(dict(zip(text[4::2], text[5::2], strict=True)))
+        self._refresh(dict(zip(text[4::2], text[5::2], strict=True)), store_now)
         return status, int(turn) if turn and status != "peek" else None, delay, store_now
 
-    def _refresh(self, fields: Mapping[str, str]) -> None:
-        self.epoch, self.version = fields.get("e", ""), fields.get("v", "")
-        self.learned = learned_from(fields)
+    def _refresh(self, fields: Mapping[str, str], store_now: float) -> None:
+        self.epoch, self.version = fields.get("e", "")[:40], fields.get("v", "")[:20]
+        self.learned = learned_from(fields, store_now)
         self.queued = max(0, int(float(fields.get("nt", 0))) - int(float(fields.get("sv", 0))))
 
     def _update(self, learned: Learned, change: Change) -> Generator[Step, Reply, bool | None]:
@@ -328,7 +342,11 @@ class SharedLimiter:
         self._away_until = now + RETRY_SECONDS
         if self._away_since is None:
             self._away_since = now
-            log.warning(
+            level = logging.WARNING if now - self._warned_at >= WARN_AGAIN_SECONDS else logging.INFO
+            if level == logging.WARNING:
+                self._warned_at = now
+            log.log(
+                level,
                 "The rate limit store %s did not answer (%s: %s): this process paces its requests on the token at "
                 "%s on its own, and asks the store again every %.0f s",
                 self._where,

@@ -25,15 +25,18 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from airflow_provider_analytics.wire._learning import Learned
+from airflow_provider_analytics.wire._learning import DEFAULT_MAX_PAUSE, Learned
 from airflow_provider_analytics.wire._pace import MIN_RATE
-from airflow_provider_analytics.wire._rate_headers import Pause
+from airflow_provider_analytics.wire._rate_headers import MAX_WINDOW_SECONDS, Pause
 from airflow_provider_analytics.wire._share import ShareOfLimit
 
 __all__ = ["SCRIPT", "SCRIPT_SHA", "differs", "fields_of", "learned_from"]
 
 # How the store writes "never" (no refusal yet, no request delayed yet): a float every Lua reads.
 _NEVER = -1e18
+# What the state read from the store is held to: no pace a platform would allow, no pause longer than an hour.
+MAX_RATE = 1_000_000.0
+MAX_PAUSE_HELD = 3600.0
 
 SCRIPT = r"""
 local state, sends = KEYS[1], KEYS[2]
@@ -54,10 +57,19 @@ if s.e == nil then
        ld = '-1e18', si = '0', nt = '0', sv = '0', at = '0', atm = '0', qr = tostring(MIN_RATE)}
   changed = true
 end
+-- A state written by something else, or damaged, is held to bounds: no pause and no schedule more than an hour
+-- ahead, no turn served that was never taken.
+local latest = now + 3600
+if n('pu', 0) > latest then put('pu', f(latest)) end
+if n('sv', 0) > n('nt', 0) then put('sv', s.nt or '0') end
 
-local function due(turn) return n('atm', 0) + (turn - n('at', 0)) / n('qr', MIN_RATE) end
+local function qrate() return math.max(MIN_RATE, n('qr', MIN_RATE)) end
+local function due(turn) return n('atm', 0) + (turn - n('at', 0)) / qrate() end
+-- The first turn not yet sent is never due later than a turn after the pause's end (or now).
+local head = math.max(now, n('pu', 0))
+if due(n('sv', 0)) > head + 1 / qrate() + RECHECK then put('at', s.sv); put('atm', f(head)) end
 local function gate()
-  local rate = n('qr', MIN_RATE)
+  local rate = qrate()
   local budget = math.max(1, math.min(MAX_SENT, math.ceil(rate * SPAN - 1e-9)))
   local span = SPAN
   if budget >= MAX_SENT then span = budget / rate end
@@ -80,7 +92,7 @@ local function queue_op(name, a, b)
   elseif name == 'restart' then
     put('at', s.sv); put('atm', f(a)); put('qr', f(math.max(MIN_RATE, b)))
   elseif name == 'rate' then
-    local due_now = n('at', 0) + math.max(0, b - n('atm', 0)) * n('qr', MIN_RATE)
+    local due_now = n('at', 0) + math.max(0, b - n('atm', 0)) * qrate()
     put('at', tostring(math.ceil(due_now))); put('atm', f(math.max(b, n('atm', 0))))
     put('qr', f(math.max(MIN_RATE, a)))
   elseif name == 'pause' then
@@ -97,7 +109,7 @@ local function check(turn, asked_at)
   if delay > 0 then return {'wait', tostring(turn), f(delay)} end
   record_send()
   put('sv', tostring(math.max(n('sv', 0), turn + 1)))
-  if now - asked_at > 1 / n('r', MIN_RATE) then put('ld', f(now)) end
+  if now - asked_at > 1 / math.max(MIN_RATE, n('r', MIN_RATE)) then put('ld', f(now)) end
   return {'go', tostring(turn), '0'}
 end
 
@@ -179,26 +191,36 @@ def _optional(fields: Mapping[str, str], key: str) -> float | None:
     return None if math.isnan(value) else value
 
 
-def learned_from(fields: Mapping[str, str]) -> Learned:
-    """The learnt state as the store keeps it (its field names are short: it is read at every round trip)."""
+def learned_from(fields: Mapping[str, str], store_now: float) -> Learned:
+    """The learnt state as the store keeps it (its field names are short: it is read at every round trip).
+
+    Read as untrusted, like an answer: a value out of range (a store written by something else, or damaged) is
+    brought back in range, so that it can neither stop the fleet (a pause of a year, a pace of zero) nor let it
+    rush (a pace of millions).
+
+    :param fields: the state's fields.
+    :param store_now: the store's clock now.
+    """
+    cap = min(MAX_PAUSE_HELD, max(0.0, _number(fields, "pcap", 0.0)))
+    pause_until = min(_number(fields, "pu", 0.0), store_now + max(DEFAULT_MAX_PAUSE, cap))
     paused_by = None
     if fields.get("ph"):
         paused_by = Pause(
             fields["ph"][:80],
-            _number(fields, "pa", 0.0),
+            max(0.0, _number(fields, "pa", 0.0)),
             _number(fields, "pau", 0.0),
-            _number(fields, "pu", 0.0),
-            _number(fields, "pcap", 0.0),
+            pause_until,
+            cap,
         )
     return Learned(
         throttled=fields.get("th") == "1",
-        rate=max(MIN_RATE, _number(fields, "r", MIN_RATE)),
-        ceiling=_number(fields, "c", 0.0),
+        rate=_within(_number(fields, "r", MIN_RATE), MIN_RATE, MAX_RATE),
+        ceiling=_within(_number(fields, "c", 0.0), 0.0, MAX_RATE),
         probe_from=_number(fields, "pf", 0.0),
-        header_cap=_optional(fields, "hc"),
-        window=_optional(fields, "w"),
+        header_cap=_within_or_none(_optional(fields, "hc"), MIN_RATE, MAX_RATE),
+        window=_within_or_none(_optional(fields, "w"), 0.001, MAX_WINDOW_SECONDS),
         last_reset=_optional(fields, "lr"),
-        pause_until=_number(fields, "pu", 0.0),
+        pause_until=pause_until,
         paused_by=paused_by,
         episode_at=_number(fields, "ea", _NEVER),
         last_delayed=_number(fields, "ld", _NEVER),
@@ -206,6 +228,14 @@ def learned_from(fields: Mapping[str, str]) -> Learned:
         source=fields.get("src", "")[:80],
         share=ShareOfLimit(learns=False),  # the fleet's own limiter: all of the token's limit is its to pace
     )
+
+
+def _within(value: float, low: float, high: float) -> float:
+    return min(high, max(low, value))
+
+
+def _within_or_none(value: float | None, low: float, high: float) -> float | None:
+    return None if value is None else _within(value, low, high)
 
 
 def _values(learned: Learned) -> dict[str, str]:

@@ -17,6 +17,7 @@ from airflow_provider_analytics.wire._deadline import call_deadline
 from airflow_provider_analytics.wire._shared_limiter import RETRY_SECONDS, STORE_SECONDS
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
 from airflow_provider_analytics.wire.config import RateLimitStore
+from airflow_provider_analytics.wire.errors import RateLimitedError
 from tests.support.fixtures import make_config
 from tests.support.redis_server import RedisServer, free_port
 
@@ -136,3 +137,36 @@ def test_a_store_that_refuses_the_password_never_shows_it(
     assert len(lines) == 1
     assert "wrong-battery" not in caplog.text
     assert "correct-horse" not in caplog.text
+
+
+def test_a_store_whose_state_was_damaged_neither_stops_the_fleet_nor_lets_it_rush(
+    sandbox: SandboxServer, redis_server: RedisServer
+) -> None:
+    """A store written by something else (or damaged): a pause of decades, a pace of zero, a cap of millions. The
+    state is read like an answer, within bounds: a pause longer than the call may wait fails it at once, as a
+    platform's would; once the pause is gone the queue goes again at once, and the cap is held to a bound."""
+    store = RateLimitStore(host="127.0.0.1", port=redis_server.port, connection_id="rate_limits")
+    config = make_config(sandbox, rate_limit_store=store)
+    with AnalyticsClient(config) as client:
+        client.call(endpoints.list_charts())  # the state exists
+        assert client.shared_limiter is not None
+        state = client.shared_limiter.keys[0]
+        with redis_server.client() as raw:
+            now = float(raw.time()[0])
+            raw.hset(state, mapping={"th": "1", "pu": str(now + 1e9), "ph": "Retry-After", "pa": "1e9",
+                                     "pcap": "1e9", "r": "0", "qr": "0", "hc": "1e12", "w": "-5", "c": "nan"})  # fmt: skip
+            started = time.monotonic()
+            with pytest.raises(RateLimitedError), call_deadline(5.0):
+                client.call(endpoints.list_charts())
+            assert time.monotonic() - started < 2.0, "the pause past the deadline failed the call at once"
+            raw.hset(state, mapping={"pu": "0", "ph": ""})
+        started = time.monotonic()
+        with call_deadline(10.0):
+            client.call(endpoints.list_charts())  # not held by the schedule the pause left behind
+        assert time.monotonic() - started < 10.0
+        learned = client.shared_limiter.learned
+        assert learned.rate >= 0.5
+        assert learned.header_cap is not None
+        assert learned.header_cap <= 1_000_000
+        assert learned.window is not None
+        assert learned.window > 0
