@@ -50,7 +50,7 @@ from airflow_provider_analytics.version_compat import link_url, link_xcom_key
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._contract import ExecutionStatus
 from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
-from airflow_provider_analytics.wire._ids import validate_id, validate_page_size
+from airflow_provider_analytics.wire._ids import answered_id, validate_id, validate_page_size
 from airflow_provider_analytics.wire._names import one_of, resolve_name
 from airflow_provider_analytics.wire._progress import TransferProgress
 from airflow_provider_analytics.wire._times import parse_time
@@ -93,6 +93,7 @@ __all__ = [
     "ReviewedPlanMoved",
     "SyncJob",
     "TransferProgress",
+    "answered_id",
     "call_deadline",
     "checked_event",
     "checked_filters",
