@@ -21,6 +21,7 @@ from airflow.providers.common.compat.sdk import Asset
 
 from airflow_provider_analytics._jobs.events import checked_event, failure_message, from_earlier_try, try_number_of
 from airflow_provider_analytics._jobs.executions import ExecutionJob
+from airflow_provider_analytics._jobs.pauses import ends_past, past_deadline, pause_now
 from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics._jobs.syncs import SyncJob
 from airflow_provider_analytics.definitions._export import SPLITS, checked_filters, definition_files
@@ -42,7 +43,7 @@ from airflow_provider_analytics.operators.errors import (
     ReviewedPlanMoved,
     why_final,
 )
-from airflow_provider_analytics.sensors._poking import poke_then_defer
+from airflow_provider_analytics.sensors._poking import poke_then_defer, poke_under_pauses, reschedule_after_pause
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
@@ -59,6 +60,7 @@ from airflow_provider_analytics.wire.errors import (
     AnalyticsError,
     AnalyticsInputError,
     ConflictError,
+    RateLimitedError,
     clean_text,
 )
 
@@ -84,6 +86,7 @@ __all__ = [
     "ExecutionStatus",
     "ExecutionTrigger",
     "FinalFailure",
+    "RateLimitedError",
     "RemoteJobFailed",
     "RemoteJobTimeout",
     "RemoteWaitError",
@@ -100,6 +103,7 @@ __all__ = [
     "clean_text",
     "definition_files",
     "endpoints",
+    "ends_past",
     "failure_message",
     "from_earlier_try",
     "keep",
@@ -110,8 +114,12 @@ __all__ = [
     "one_line",
     "one_of",
     "parse_time",
+    "past_deadline",
+    "pause_now",
     "poke_then_defer",
+    "poke_under_pauses",
     "refuse_existing",
+    "reschedule_after_pause",
     "resolve_name",
     "try_number_of",
     "validate_id",
