@@ -19,18 +19,24 @@ from typing import TYPE_CHECKING
 from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, current_call_deadline
 
 if TYPE_CHECKING:
+    from airflow_provider_analytics.wire._core import BaseAnalyticsClient
     from airflow_provider_analytics.wire._rate_headers import Pause
-    from airflow_provider_analytics.wire._throttle import RateLimiter
 
 __all__ = ["ends_past", "past_deadline", "pause_now", "step_deadline"]
 
 
-def pause_now(limiter: RateLimiter) -> Pause | None:
-    """The pause holding the limiter's token in this process now, with the header that asked for it; or ``None``.
+def pause_now(client: BaseAnalyticsClient) -> Pause | None:
+    """The pause holding the client's token now, with the header that asked for it; or ``None``.
 
-    :param limiter: the rate limiter of the wait's client (``client.rate_limiter``).
+    The pause this process learnt, or the one the fleet's shared limiter holds (a store named by the connection:
+    another process may have learnt it), whichever the platform asked to last longer.
+
+    :param client: the wait's client (sync or async).
     """
-    return limiter.pause_in_force(time.monotonic())
+    now = time.monotonic()
+    shared = client.shared_limiter
+    pauses = [client.rate_limiter.pause_in_force(now), None if shared is None else shared.pause_in_force(now)]
+    return max((pause for pause in pauses if pause is not None), key=lambda pause: pause.asked_until, default=None)
 
 
 def ends_past(pause: Pause | None, deadline: float | None) -> bool:

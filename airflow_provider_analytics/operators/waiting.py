@@ -244,7 +244,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         No poll could then be answered in time: the slot is not held until the deadline for nothing
         (``_jobs/pauses.py``).
         """
-        pause = operators._runtime.pause_now(self.hook.client.rate_limiter)
+        pause = operators._runtime.pause_now(self.hook.client)
         if pause is not None and deadline is not None and operators._runtime.ends_past(pause, deadline):
             self.give_up(work, resource, operators._runtime.past_deadline(pause, deadline))
         return pause

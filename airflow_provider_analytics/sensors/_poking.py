@@ -50,20 +50,20 @@ def poke_under_pauses(
     :param poke: the poke's requests and verdict.
     :param timed_out: the sensor's timeout for a pause past its deadline, given why (the header, its wait).
     """
-    limiter = sensor.hook.client.rate_limiter
+    client = sensor.hook.client
     frees_slot = bool(sensor.deferrable) or sensor.mode == "reschedule"
     deadline = step_deadline()
-    pause = pause_now(limiter)
+    pause = pause_now(client)
     if pause is None or not (frees_slot or ends_past(pause, deadline)):
         try:
             with waiting_for_no_pause() if frees_slot else contextlib.nullcontext():
                 poked = poke()
         except RateLimitedError:
-            pause = pause_now(limiter)
+            pause = pause_now(client)
             if pause is None:
                 raise
         else:
-            pause = pause_now(limiter)  # the answer may have used up the window: a pause from now on
+            pause = pause_now(client)  # the answer may have used up the window: a pause from now on
             if poked or not ends_past(pause, deadline):
                 return poked
     if pause is not None and deadline is not None and ends_past(pause, deadline):
@@ -93,7 +93,7 @@ def reschedule_after_pause(sensor: Any, execute: Callable[[], Any]) -> Any:
     try:
         return execute()
     except reschedule_exception() as rescheduled:
-        pause = pause_now(sensor.hook.client.rate_limiter)
+        pause = pause_now(sensor.hook.client)
         ends = None if pause is None else datetime.fromtimestamp(pause.asked_until, UTC)
         if pause is not None and ends is not None and ends > rescheduled.reschedule_date:  # type: ignore[attr-defined]
             rescheduled.reschedule_date = ends  # type: ignore[attr-defined]

@@ -174,7 +174,7 @@ class AnalyticsPollTrigger(BaseTrigger):
 
         :param hook: the trigger's hook (its current client: a re-read connection may have replaced it).
         """
-        pause = pause_now((await hook.get_client()).rate_limiter)
+        pause = pause_now(await hook.get_client())
         if pause is None or self.deadline is None or not ends_past(pause, self.deadline):
             return None
         message = f"gave up waiting for {self.described}: {past_deadline(pause, self.deadline)}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -26,11 +27,15 @@ from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.sensors.data_sources import DataSourceSyncedSensor
 from airflow_provider_analytics.sensors.workflows import WorkflowExecutionSensor
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
+from airflow_provider_analytics.version_compat import reschedule_exception
 from airflow_provider_analytics.wire import _endpoints as endpoints
-from tests.support.context import SLOW, make_context
+from airflow_provider_analytics.wire._accounts import reset_rate_limiters
+from tests.support.airflow_runs import needs_airflow
+from tests.support.context import SLOW, StubTaskInstance, make_context
 from tests.support.names import DATA_SOURCE, POLL, WORKFLOW
+from tests.support.redis_server import RedisServer
 from tests.support.task_log import task_log
-from tests.support.triggers import triggerer_event
+from tests.support.triggers import set_connection, triggerer_event
 
 # The sandbox's own X-RateLimit headers are off: a window the limiter learnt from them would shorten the pause a
 # scripted Reset asks for (wire/_throttle.py), and the tests need the pause they script.
@@ -153,3 +158,32 @@ def test_a_trigger_times_out_at_once_under_a_pause_past_its_deadline(
     assert PAST_DEADLINE in event["message"]
     assert [r.path for r in sandbox.state.requests].count(polled) == int(met), "no poll was sent into the pause"
     assert [level for level, line in lines if line == event["message"]] == ["warning"]
+
+
+class FirstPokeNow(StubTaskInstance):
+    """A task instance whose sensor in reschedule mode has its first poke now (Airflow 3 asks it)."""
+
+    def get_first_reschedule_date(self, context: Any) -> datetime | None:
+        return None
+
+
+@needs_airflow("3.0", "a sensor in reschedule mode asks the task instance when it began")
+def test_a_rescheduled_sensor_gives_its_slot_back_for_a_pause_another_process_learnt(
+    monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer
+) -> None:
+    """With the connection's rate limit store, a sensor rescheduled into a new process learns the fleet's pause from
+    it, with its first request's turn: rescheduled for the pause's end, not failed, nothing sent."""
+    with RedisServer() as redis_server:
+        set_connection(monkeypatch, sandbox, rate_limit_redis_conn_id="rate_limits")
+        monkeypatch.setenv("AIRFLOW_CONN_RATE_LIMITS", f"redis://127.0.0.1:{redis_server.port}?db=0")
+        with AnalyticsHook() as other_process:  # its answer uses up the token's window for 60 s
+            sandbox.state.inject(used_up(60))
+            other_process.call(endpoints.list_charts())
+        reset_rate_limiters()  # this process knew it too: a rescheduled sensor starts in a new one
+        seen = len(sandbox.state.requests)
+        sensor = DataSourceSyncedSensor(task_id="sense", data_source_id=DATA_SOURCE, poke_interval=POLL, timeout=600)
+        sensor.mode = "reschedule"
+        with pytest.raises(reschedule_exception()) as rescheduled:
+            sensor.execute(make_context(data_interval_end=sandbox.state.now(), ti=FirstPokeNow()))
+    assert rescheduled.value.reschedule_date > datetime.now(UTC) + timedelta(seconds=30)  # type: ignore[attr-defined]
+    assert len(sandbox.state.requests) == seen, "nothing was sent into the pause"
