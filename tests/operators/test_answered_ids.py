@@ -2,7 +2,8 @@
 
 A start answered with the id ``../../admin`` used to reach XCom, ``task_state_store``, the link into the platform's
 UI and the log, and the task then failed blaming a poll it never sent. Now the start itself fails, named, and
-nothing of the id is kept anywhere. Against the sandbox over real sockets; its fault injection gives the answers.
+nothing of the id is kept anywhere; so does a create whose answered id would be pushed, linked or logged. Against
+the sandbox over real sockets; its fault injection gives the answers.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_analytics.operators.charts import CreateChartOperator
 from airflow_provider_analytics.operators.dashboards import CreateDashboardOperator
+from airflow_provider_analytics.operators.data_sources import ConnectDataSourceOperator
 from airflow_provider_analytics.operators.reports import GenerateReportOperator
-from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
+from airflow_provider_analytics.operators.workflows import CreateWorkflowOperator, ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
@@ -101,13 +104,53 @@ def test_a_start_answered_with_an_id_of_another_shape_fails_the_start_and_keeps_
     kept_nothing(context, sandbox, path, lines)
 
 
+CREATES: list[Any] = [
+    pytest.param(
+        lambda: CreateDashboardOperator(task_id="create", name="Ops"),
+        "/v1/dashboards",
+        {"name": "Ops", "description": "", "tags": [], "layout": [], "version": 1},
+        "dashboard 'Ops'",
+        id="dashboard",
+    ),
+    pytest.param(
+        lambda: CreateChartOperator(
+            task_id="create", name="Ops", type="line", data_source_id="ds_warehouse", query="select 1"
+        ),
+        "/v1/charts",
+        {"name": "Ops", "type": "line", "data_source_id": "ds_warehouse", "query": "select 1", "options": {}},
+        "chart 'Ops'",
+        id="chart",
+    ),
+    pytest.param(
+        lambda: ConnectDataSourceOperator(task_id="create", name="Ops", type="postgres", connection={"host": "db"}),
+        "/v1/data-sources",
+        {"name": "Ops", "type": "postgres", "connection": {"host": "db"}},
+        "data source 'Ops'",
+        id="data source",
+    ),
+    pytest.param(
+        lambda: CreateWorkflowOperator(task_id="create", name="Ops", configuration={"steps": []}),
+        "/v1/workflows",
+        {"name": "Ops", "description": "", "configuration": {"steps": []}},
+        "workflow 'Ops'",
+        id="workflow",
+    ),
+]
+
+
 @pytest.mark.parametrize("bad_id", BAD_IDS)
-def test_a_dashboard_answered_with_an_id_of_another_shape_is_neither_pushed_nor_linked(
-    sandbox: SandboxServer, caplog: pytest.LogCaptureFixture, bad_id: str
+@pytest.mark.parametrize(("make", "path", "created", "named"), CREATES)
+def test_a_create_answered_with_an_id_of_another_shape_is_neither_pushed_linked_nor_logged(
+    sandbox: SandboxServer,
+    caplog: pytest.LogCaptureFixture,
+    make: Callable[[], Any],
+    path: str,
+    created: dict[str, Any],
+    named: str,
+    bad_id: str,
 ) -> None:
-    created = {"id": bad_id, "name": "Ops", "description": "", "tags": [], "layout": [], "version": 1}
-    answer(sandbox, "/v1/dashboards", 201, created)
+    answer(sandbox, path, 201, {"id": bad_id, **created})
     context = make_context()
-    with task_log(caplog) as lines, pytest.raises(UnexpectedResponseError, match="id of dashboard 'Ops'"):
-        CreateDashboardOperator(task_id="dashboard", name="Ops").execute(context)
-    kept_nothing(context, sandbox, "/v1/dashboards", lines)
+    with task_log(caplog) as lines, pytest.raises(UnexpectedResponseError, match=f"id of {named}"):
+        make().execute(context)
+    kept_nothing(context, sandbox, path, lines)
