@@ -21,6 +21,7 @@ from airflow.providers.common.compat.sdk import Asset
 
 from airflow_provider_analytics._jobs.events import checked_event, failure_message, from_earlier_try, try_number_of
 from airflow_provider_analytics._jobs.executions import ExecutionJob
+from airflow_provider_analytics._jobs.pauses import ends_past, past_deadline, pause_now
 from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics._jobs.syncs import SyncJob
 from airflow_provider_analytics.definitions._export import SPLITS, checked_filters, definition_files
@@ -42,7 +43,7 @@ from airflow_provider_analytics.operators.errors import (
     ReviewedPlanMoved,
     why_final,
 )
-from airflow_provider_analytics.sensors._poking import poke_then_defer
+from airflow_provider_analytics.sensors._poking import poke_then_defer, poke_under_pauses, reschedule_after_pause
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
@@ -50,7 +51,7 @@ from airflow_provider_analytics.version_compat import link_url, link_xcom_key
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._contract import ExecutionStatus
 from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
-from airflow_provider_analytics.wire._ids import validate_id, validate_page_size
+from airflow_provider_analytics.wire._ids import answered_id, validate_id, validate_page_size
 from airflow_provider_analytics.wire._names import one_of, resolve_name
 from airflow_provider_analytics.wire._progress import TransferProgress
 from airflow_provider_analytics.wire._times import parse_time
@@ -59,6 +60,7 @@ from airflow_provider_analytics.wire.errors import (
     AnalyticsError,
     AnalyticsInputError,
     ConflictError,
+    RateLimitedError,
     clean_text,
 )
 
@@ -84,6 +86,7 @@ __all__ = [
     "ExecutionStatus",
     "ExecutionTrigger",
     "FinalFailure",
+    "RateLimitedError",
     "RemoteJobFailed",
     "RemoteJobTimeout",
     "RemoteWaitError",
@@ -93,12 +96,14 @@ __all__ = [
     "ReviewedPlanMoved",
     "SyncJob",
     "TransferProgress",
+    "answered_id",
     "call_deadline",
     "checked_event",
     "checked_filters",
     "clean_text",
     "definition_files",
     "endpoints",
+    "ends_past",
     "failure_message",
     "from_earlier_try",
     "keep",
@@ -109,8 +114,12 @@ __all__ = [
     "one_line",
     "one_of",
     "parse_time",
+    "past_deadline",
+    "pause_now",
     "poke_then_defer",
+    "poke_under_pauses",
     "refuse_existing",
+    "reschedule_after_pause",
     "resolve_name",
     "try_number_of",
     "validate_id",
