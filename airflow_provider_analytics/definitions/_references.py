@@ -63,6 +63,7 @@ LITERAL = "$literal"
 # The connections and variables a reference may name when the analytics connection sets no extra secret_sources:
 # the names an export writes (analytics_<data source name>, analytics_<object name>_<field path>).
 DEFAULT_SECRET_SOURCES = ("analytics_*",)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 
@@ -94,10 +95,15 @@ class SecretSources:
     setting: str = "the default (the analytics connection sets no extra 'secret_sources')"
 
     def allows(self, ref: SecretRef) -> bool:
-        """Whether ``ref`` names a connection or variable these patterns allow.
+        """Whether ``ref`` names a connection or variable these patterns allow. A wildcard matches only a name
+        made of letters, digits, ``_``, ``-`` and ``.`` (no ``..``), the characters of an Airflow connection id: a
+        secrets backend may read ``analytics_x/../aws_default`` as a path to another secret. Any other name is
+        allowed only by a pattern that is that very name.
 
         :param ref: the reference.
         """
+        if not _PLAIN_NAME.fullmatch(ref.key) or ".." in ref.key:
+            return ref.key in self.patterns
         return any(fnmatch.fnmatchcase(ref.key, pattern) for pattern in self.patterns)
 
     def said(self) -> str:

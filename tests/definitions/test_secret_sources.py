@@ -154,3 +154,28 @@ def test_secret_sources_in_a_uri_connection() -> None:
     connection = uri_connection(uri)
     client_config_from_connection(connection)  # a valid connection
     assert secret_sources(connection).patterns == ("analytics_*", "warehouse_db")
+
+
+@pytest.mark.parametrize(
+    ("name", "patterns", "allowed"),
+    [
+        ("analytics_x/../aws_default", ("analytics_*",), False),  # a backend may read it as a path
+        ("analytics_x..aws_default", ("analytics_*",), False),
+        ("analytics_team/db", ("analytics_*",), False),
+        ("analytics_team/db", ("analytics_team/db",), True),  # named exactly, it is the deployment's choice
+        ("analytics_warehouse.eu-1", ("analytics_*",), True),
+        ("Analytics_x", ("analytics_*",), False),  # case-sensitive, as the patterns are written
+    ],
+)
+def test_a_wildcard_matches_only_plain_names(
+    empty: SandboxServer, monkeypatch: pytest.MonkeyPatch, name: str, patterns: tuple[str, ...], allowed: bool
+) -> None:
+    with_secret_sources(monkeypatch, empty, list(patterns))
+    document = {"workflows": [{"name": "w", "configuration": {"key": {"from_variable": name}}}]}
+    operator = ApplyDefinitionsOperator(task_id="plan", definitions=document, plan_only=True)
+    if allowed:
+        assert operator.execute(make_context())["plan"]["secrets"][0]["variable"] == name
+    else:
+        with pytest.raises(FinalFailure, match="which the deployment does not let definitions read"):
+            operator.execute(make_context())
+        assert empty.state.requests == []
