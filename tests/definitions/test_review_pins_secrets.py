@@ -31,7 +31,7 @@ def airflow_holds(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(
             f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps({"conn_type": "generic", "password": password})
         )
-    monkeypatch.setenv("AIRFLOW_VAR_ANALYTICS_DATABASE", "sales")
+    monkeypatch.setenv("AIRFLOW_VAR_ANALYTICS_DATABASE", "sales-db-9b8a")  # registered if read: no common word
 
 
 def source(password: Any, database: Any = "sales") -> dict[str, Any]:
@@ -116,8 +116,9 @@ def test_a_reference_changed_or_added_after_the_review_moves_the_plan(
 
 def configured(**changes: Any) -> dict[str, Any]:
     """A workflow whose configuration has keys the one rule counts as secret, only because of their names."""
-    configuration = {"steps": [], "max_tokens": 256, "proxy": {"host": "proxy.internal", "port": 3128}}
-    configuration.update(tokenizer="bpe", dsn="warehouse")
+    # Each text under such a key is registered as a secret for the life of the process: none is a common word.
+    configuration = {"steps": [], "max_tokens": 256, "proxy": {"host": "proxy-7e1d.internal", "port": 3128}}
+    configuration.update(tokenizer="bpe", dsn="dsn-name-4c2a")
     return {"workflows": [{"name": "llm", "configuration": {**configuration, **changes}}]}
 
 
