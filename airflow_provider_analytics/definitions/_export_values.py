@@ -149,7 +149,7 @@ def free_form_written(value: object, name: str, item: Mapping[str, Any], said: S
     def refer(path: Path, _secret: Any) -> _Secret:
         place = _path_text(name, path)
         variable = reference_variable_key(item["name"], item["id"], place)
-        secrets.append(f"{place} from {variable!r}")
+        secrets.append(f"{one_line(place)[:200]} from {variable!r}")
         return _Secret(variable)
 
     kept = _cleaned(map_secrets(value, refer), name, 1, where, escaped, top=True)
@@ -183,11 +183,11 @@ def _cleaned(value: Any, path: str, depth: int, where: str, escaped: list[str], 
         if not top and needs_literal(value):
             if _holds_secret(value):
                 raise UnexpectedResponseError(
-                    f"the platform's {where} holds, at {path}, a value in the shape of a secret reference with a"
-                    " secret inside, which an export can neither write as it is nor escape: change it on the"
-                    " platform, or export the other objects (kinds=, names=)"
+                    f"the platform's {where} holds, at {one_line(path)[:200]}, a value in the shape of a secret"
+                    " reference with a secret inside, which an export can neither write as it is nor escape: change"
+                    " it on the platform, or export the other objects (kinds=, names=)"
                 )
-            escaped.append(path)
+            escaped.append(one_line(path)[:200])  # the platform's keys: one line in the WARNING
             return {LITERAL: _sorted(value, depth + 1, where)}
         return {key: _cleaned(value[key], f"{path}.{key}", depth + 1, where, escaped) for key in sorted(value, key=str)}
     if isinstance(value, list):

@@ -163,13 +163,17 @@ def _reads(row: Mapping[str, Any]) -> str:
     reads = json.loads(row["reads"])
     if not reads:
         return "no secret"
+
+    def cut(read: Mapping[str, Any], name: str) -> str:  # a reviewed plan came through XCom: any length
+        return one_line(str(read.get(name)))[:120]
+
     named = [
-        f"variable {one_line(read['variable'])!r}"
+        f"variable {cut(read, 'variable')!r}"
         if "variable" in read
-        else f"field {one_line(str(read.get('field')))!r} of connection {one_line(str(read.get('connection')))!r}"
+        else f"field {cut(read, 'field')!r} of connection {cut(read, 'connection')!r}"
         for read in reads
     ]
-    places = [f"{name} ({one_line(str(read.get('at')))})" for name, read in zip(named, reads, strict=True)]
+    places = [f"{name} ({cut(read, 'at')})" for name, read in zip(named, reads, strict=True)]
     return ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
 
 
