@@ -163,6 +163,12 @@ def get_provider_info() -> dict[str, Any]:
                         "rate limiter. Empty: each process paces on its own.",
                         "schema": {"type": ["string", "null"], "pattern": "^[A-Za-z0-9_.~:-]{1,250}$"},
                     },
+                    "secret_sources": {
+                        "label": "Secrets definitions may read",
+                        "description": "Airflow connection ids and variable keys a definitions file may refer to"
+                        " (glob patterns, comma-separated). Default: analytics_*.",
+                        "schema": {"type": ["string", "null"], "examples": ["analytics_*, warehouse_db"]},
+                    },
                 },
             }
         ],

@@ -26,6 +26,7 @@ from airflow_provider_analytics.connection._notes import (
     without_bearer_prefix,
 )
 from airflow_provider_analytics.connection._protocol import ConnectionLike
+from airflow_provider_analytics.connection._secret_sources import secret_sources_of
 from airflow_provider_analytics.connection._store import rate_limit_store_id, rate_limit_store_of
 from airflow_provider_analytics.wire._tls import tls_context
 from airflow_provider_analytics.wire.config import (
@@ -238,6 +239,7 @@ def client_config_from_connection(conn: ConnectionLike, store_conn: ConnectionLi
     rate_limit_store_id(conn, extras)  # checked even where no store is used (the connection test's probe)
     warn_once(conn.conn_id, connection_notes(conn, extras))
     ui_url_of(conn, extras)  # checked now, so a bad link setting fails here and not halfway through a task
+    secret_sources_of(conn, extras)  # checked now too: a malformed one fails every task, not only an apply
     seconds = f"a positive number of seconds, at most {MAX_TIMEOUT:g}"
     settings: dict[str, Any] = {
         "workspace_id": _workspace(conn, extras),
