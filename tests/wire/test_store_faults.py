@@ -153,8 +153,8 @@ def test_a_store_whose_state_was_damaged_neither_stops_the_fleet_nor_lets_it_rus
         state = client.shared_limiter.keys[0]
         with redis_server.client() as raw:
             now = float(raw.time()[0])
-            raw.hset(state, mapping={"th": "1", "pu": str(now + 1e9), "ph": "Retry-After", "pa": "1e9",
-                                     "pcap": "1e9", "r": "0", "qr": "0", "hc": "1e12", "w": "-5", "c": "nan"})  # fmt: skip
+            damage = {"th": "1", "pu": str(now + 1e9), "ph": "Retry-After", "pa": "1e9", "pcap": "1e9", "r": "0"}
+            raw.hset(state, mapping={**damage, "qr": "0", "hc": "1e12", "w": "-5", "c": "nan"})
             started = time.monotonic()
             with pytest.raises(RateLimitedError), call_deadline(5.0):
                 client.call(endpoints.list_charts())
