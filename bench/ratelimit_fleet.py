@@ -234,6 +234,7 @@ def merged(
                 "cpu_share": round(cpu[index] / elapsed, 4) if index < len(cpu) else None,
                 "rss_kb": after["rss_kb"][index] if index < len(after["rss_kb"]) else None,
                 "failed_waits": part["failed_waits"],
+                "limiters": part.get("limiters", []),
             }
         )
     phases = ("start-up", "window", "after")

@@ -336,6 +336,9 @@ def main() -> None:
     pin(args.cpu)
     result = asyncio.run(measure(args, record, waits, go))
     result["provider"] = str(Path(airflow_provider_analytics.__file__).parent)
+    from airflow_provider_analytics.wire._accounts import limiter_snapshots
+
+    result["limiters"] = limiter_snapshots()  # what each limiter learnt by the end: to tell why a run went as it did
     print("RESULT " + json.dumps(result), flush=True)
     sys.stdout.flush()
     os._exit(0)  # the waits are cancelled and measured; skip the interpreter's slow teardown

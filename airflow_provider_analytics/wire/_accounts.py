@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
+from typing import Any
 
 from airflow_provider_analytics.wire._shared_limiter import SharedLimiter, store_key
 from airflow_provider_analytics.wire._store_clients import close_store_clients
@@ -76,6 +78,27 @@ def shared_limiter_for(config: ClientConfig, local: RateLimiter) -> SharedLimite
     :param local: the process's own limiter of the account (``limiter_for``), which paces while the store is away.
     """
     return _REGISTRY.shared(config, local)
+
+
+def limiter_snapshots() -> list[dict[str, Any]]:
+    """What every limiter of this process learnt (``scope`` ``process``), and what it last read of each shared one's
+    state (``scope`` ``store``): for diagnosis and benchmarks. No token, no key of the store."""
+    with _REGISTRY._lock:
+        local, shared = list(_REGISTRY._limiters.values()), list(_REGISTRY._shared.values())
+    states = [{"scope": "process", "name": limiter.name, **limiter.snapshot()} for limiter in local]
+    for limiter in shared:
+        learned = limiter.learned
+        states.append(
+            {
+                "scope": "store",
+                "name": limiter.local.name,
+                "throttled": learned.throttled,
+                "rate": learned.rate,
+                "queued": limiter.queued,
+                "usable": limiter.usable(time.monotonic()),
+            }
+        )
+    return states
 
 
 def reset_rate_limiters() -> None:
