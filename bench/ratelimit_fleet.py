@@ -235,6 +235,8 @@ def merged(
                 "rss_kb": after["rss_kb"][index] if index < len(after["rss_kb"]) else None,
                 "failed_waits": part["failed_waits"],
                 "limiters": part.get("limiters", []),
+                "warning_texts": part.get("warning_texts", []),
+                "store_lines": part.get("store_lines", {}),
             }
         )
     phases = ("start-up", "window", "after")

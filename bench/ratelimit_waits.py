@@ -53,8 +53,9 @@ from waits import ticker
 
 WARNING_METHODS = frozenset({"warning", "warn", "error", "exception", "critical", "fatal"})
 _DIGITS = re.compile(r"(?<=_)[0-9]+")  # ids (ex_12, req_345) out of error messages, so that equal errors group
-# The longest the parent takes to name the window once every process has started (bench/ratelimit_fleet.py).
-WINDOW_BARRIER_S = 15.0
+# The longest the parent takes to name the window once every process has started (bench/ratelimit_fleet.py): its
+# settling time (ratelimit.SETTLE_S) and a margin.
+WINDOW_BARRIER_S = 40.0
 
 
 class Record:
@@ -79,6 +80,8 @@ class Record:
         self.errors: Counter[str] = Counter()
         self.warnings: Counter[str] = Counter()  # in the window, by logger name
         self.warnings_total = 0
+        self.warning_texts: list[str] = []  # the first WARNING-or-worse lines of the stdlib loggers, whenever
+        self.store_lines: Counter[str] = Counter()  # the process left the store ("away") and came back
         self.full_gc: list[tuple[float, float]] = []  # (ended, seconds) of each generation-2 collection
         self._gc_started = 0.0
         gc.callbacks.append(self._gc)
@@ -129,6 +132,19 @@ class Record:
             self.full_gc.append((time.monotonic(), time.perf_counter() - self._gc_started))
 
 
+class StoreLines(logging.Handler):
+    """Counts the INFO-or-worse lines about the rate limit store (away, back): how often a process left it."""
+
+    def __init__(self, record: Record) -> None:
+        super().__init__(logging.INFO)
+        self.record = record
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if "rate limit store" in text:
+            self.record.store_lines["away" if "did not answer" in text else "back"] += 1
+
+
 class WarningCounter(logging.Handler):
     """Counts WARNING-or-worse records of the stdlib loggers (the provider's wire layer logs there)."""
 
@@ -138,6 +154,8 @@ class WarningCounter(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.record.logged(record.name)
+        if len(self.record.warning_texts) < 5:  # the first few, to tell why they came
+            self.record.warning_texts.append(record.getMessage()[:300])
 
 
 def count_structlog_warnings(record: Record) -> None:
@@ -239,6 +257,8 @@ def summary(
         "failed_waits": sum(record.failed),
         "errors": dict(record.errors.most_common(5)),
         "warnings": dict(record.warnings.most_common()),
+        "warning_texts": record.warning_texts,
+        "store_lines": dict(record.store_lines),
         "warnings_total": record.warnings_total,
         "lag_p99_ms": 1000 * percentile(window_lags, 0.99),
         "lag_max_ms": 1000 * max(window_lags, default=0.0),
@@ -329,6 +349,8 @@ def main() -> None:
         rebuild_airflow_stats()
     record = Record(args.n)
     logging.getLogger().addHandler(WarningCounter(record))
+    logging.getLogger("airflow_provider_analytics.wire").addHandler(StoreLines(record))
+    logging.getLogger("airflow_provider_analytics.wire").setLevel(logging.INFO)
     count_structlog_warnings(record)
     waits = provider_waits(record, args.n, args.offset, args.interval)
     print("READY", flush=True)

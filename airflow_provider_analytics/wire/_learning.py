@@ -204,8 +204,15 @@ class Learned:
         binding = now - self.last_delayed < BINDING_SECONDS
         if sent_at < self.episode_at or (self.throttled and not binding):
             return change
-        if self.throttled and self.header_cap is not None:
-            return change  # the headers pace it: their share learns from this window's refusals (_share.py)
+        if self.header_cap is not None:
+            # The headers pace it: the share learns from this window's refusals (_share.py); what the rate of
+            # successes was says less than the limit the platform announced.
+            if not self.throttled:
+                self.start(now, "from a 429 and the X-RateLimit headers", change)
+                self.ceiling = 0.0
+                self.episode_at = now
+                self.restart_pace(self.pause_until, change)
+            return change
         if self.throttled:
             self.regrown(now, change)
             quick = now - self.probe_from < QUICK_REFUSAL_SECONDS
@@ -215,11 +222,7 @@ class Learned:
             self.ceiling = rate * (QUICK_REFUSAL_CUT if quick else 1.0)
         else:
             self.ceiling = came_at
-            # With no success counted, the headers alone give the pace: say so in the log line.
-            by_headers = self.header_cap is not None and not self.ceiling
-            self.start(
-                now, "from a 429 and the X-RateLimit headers" if by_headers else "learned from 429 answers", change
-            )
+            self.start(now, "learned from 429 answers", change)
         self.episode_at = now
         self.restart_pace(self.pause_until, change)
         return change
@@ -248,6 +251,8 @@ class Learned:
         else:  # until the window is known: what is left of this one, over the time left (a second at least)
             cap = HEADER_SHARE * max(1, headers.remaining) / max(1.0, left)
         self.header_cap = max(MIN_RATE, cap * self.share.value)  # the pace follows at its next turn (regrown)
+        if self.ceiling and self.window is not None:
+            self.ceiling = 0.0  # the platform announces its limit now: what 429s alone taught gives way to it
         low = headers.remaining <= max(1, HEADER_LOW_SHARE * headers.limit)
         if headers.remaining == 0 and left > 0:  # the window is used up: nobody goes before it resets
             self.pause(now, min(left, self.window or left), PauseSource.RATE_LIMIT_RESET, max_pause, wall, change)

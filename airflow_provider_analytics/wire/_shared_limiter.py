@@ -22,7 +22,6 @@ import asyncio
 import hashlib
 import hmac
 import logging
-import math
 import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
@@ -35,8 +34,16 @@ from airflow_provider_analytics.wire._pace import MIN_RATE, SENT_LOG_MAX, SPAN_S
 from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders
 from airflow_provider_analytics.wire._recent import LastSecondCount
 from airflow_provider_analytics.wire._steps import Reply, Sleep, Step, StoreCall, StoreFailed
-from airflow_provider_analytics.wire._store_clients import AsyncStoreLeases, blocking_client, load_redis
-from airflow_provider_analytics.wire._store_script import SCRIPT, SCRIPT_SHA, differs, fields_of, learned_from
+from airflow_provider_analytics.wire._store_clients import AsyncStoreLeases, ScriptBatch, blocking_client, load_redis
+from airflow_provider_analytics.wire._store_script import (
+    SCRIPT,
+    SCRIPT_SHA,
+    differs,
+    fields_of,
+    learned_from,
+    one_answer,
+    split_answers,
+)
 from airflow_provider_analytics.wire._throttle import RateLimiter
 from airflow_provider_analytics.wire.config import RateLimitStore
 
@@ -50,6 +57,10 @@ __all__ = ["RETRY_SECONDS", "STORE_SECONDS", "SharedLimiter", "SharedTurn", "sto
 # script too: it may take FIRST_STORE_SECONDS.
 STORE_SECONDS = 1.0
 FIRST_STORE_SECONDS = 2.0
+# A store call's deadline that fires this much later than it was due was held by a busy event loop, not by the store:
+# the call is made again, up to LATE_TRIES times in all (a process starting a thousand waits holds its loop seconds).
+LOOP_HELD_SECONDS = 0.1
+LATE_TRIES = 3
 # A turn that waits asks the store again at least this often (a pace learnt meanwhile may bring it forward): each
 # look is a round trip, so less often than a process's own limiter looks at its queue.
 STORE_RECHECK_SECONDS = 3.0
@@ -116,6 +127,9 @@ class SharedLimiter:
         self._away_since: float | None = None
         self._answered = False  # no round trip has worked yet: the first one may also connect
         self._warned_at = -WARN_AGAIN_SECONDS  # when an outage was last said at WARNING
+        self._constants = [str(TTL_MS), str(MIN_RATE), str(SPAN_SECONDS), str(SENT_LOG_MAX), str(STORE_RECHECK_SECONDS)]
+        self._batches: dict[int, tuple[asyncio.AbstractEventLoop, ScriptBatch]] = {}
+        self._leases: AsyncStoreLeases | None = None
         self._sent = LastSecondCount()  # this process's sends, for its share of the fleet's pace
         self._announced_since: float | None = None
         self._where = store.address + (f" (connection {store.connection_id!r})" if store.connection_id else "")
@@ -247,27 +261,27 @@ class SharedLimiter:
     # Round trips ----------------------------------------------------------------------------------------
 
     def _round_trip(self, argv: list[str]) -> Generator[Step, Reply, tuple[str, int | None, float, float] | None]:
-        """One call of the store's script, within its deadline; ``None`` (the store is away) on any failure."""
+        """One operation of the store's script, within its deadline; ``None`` (the store is away) on any failure."""
         started = time.monotonic()
-        constants = [str(TTL_MS), str(MIN_RATE), str(SPAN_SECONDS), str(SENT_LOG_MAX), str(STORE_RECHECK_SECONDS)]
-        args = [argv[0], *constants, *argv[1:]]
+        operation = [argv[0], str(len(argv) - 1), *argv[1:]]
         budget = STORE_SECONDS if self._answered else FIRST_STORE_SECONDS
         call_deadline = current_call_deadline()
         if call_deadline is not None:  # the round trip counts in the call's own deadline
             budget = max(0.001, min(budget, call_deadline - started))
-        reply = yield StoreCall(self._blocking(args), self._awaiting(args), budget)
+        reply = yield StoreCall(self._blocking(operation), self._awaiting(operation), budget)
         finished = time.monotonic()
         try:
             if isinstance(reply, StoreFailed):
                 raise reply.error
-            answer = self._read(reply, (started + finished) / 2)
+            answer, fields, store_now = one_answer(reply)
         except (TimeoutError, OSError, ValueError, TypeError, IndexError, _redis_error()) as error:
             self._went_away(finished, error)
             return None
+        self._offset = store_now - (started + finished) / 2
+        self._refresh(fields, store_now)
         self._answered = True
         if self._away_since is not None:
-            log.log(
-                logging.INFO,
+            log.info(
                 "The rate limit store %s answers again: this process's requests on the token at %s take their "
                 "turns through it again (it paced them on its own for %.0f s)",
                 self._where,
@@ -277,43 +291,66 @@ class SharedLimiter:
             self._away_since = None
         return answer
 
-    def _blocking(self, args: list[str]) -> Callable[[float], Any]:
+    def _script(self, client: Any, operations: list[list[str]]) -> Any:
+        """Call the script with ``operations`` (blocking or awaitable, as ``client`` is)."""
+        args = [*self._constants, *(item for operation in operations for item in operation)]
+        return client.evalsha(SCRIPT_SHA, 2, *self.keys, *args)
+
+    def _blocking(self, operation: list[str]) -> Callable[[float], Any]:
         def call(seconds: float) -> Any:
-            client = blocking_client(self.store, seconds)
             try:
-                return client.evalsha(SCRIPT_SHA, 2, *self.keys, *args)
-            except _redis_module().exceptions.NoScriptError:  # a new or restarted store: load it once
-                return client.eval(SCRIPT, 2, *self.keys, *args)
+                client = blocking_client(self.store, seconds)  # connects when made
+                try:
+                    return self._script(client, [operation])
+                except _redis_module().exceptions.NoScriptError:  # a new or restarted store: load it once
+                    client.script_load(SCRIPT)
+                    return self._script(client, [operation])
             except (TimeoutError, OSError, _redis_error()) as error:
                 return StoreFailed(error)
 
         return call
 
-    def _awaiting(self, args: list[str]) -> Callable[[Any, float], Any]:
+    def _awaiting(self, operation: list[str]) -> Callable[[Any, float], Any]:
         async def call(leases: AsyncStoreLeases, seconds: float) -> Any:
-            try:
-                client = leases.client(self.store, seconds)
-                async with asyncio.timeout(seconds):
-                    try:
-                        return await client.evalsha(SCRIPT_SHA, 2, *self.keys, *args)
-                    except _redis_module().exceptions.NoScriptError:
-                        return await client.eval(SCRIPT, 2, *self.keys, *args)
-            except (TimeoutError, OSError, _redis_error()) as error:
-                return StoreFailed(error)
+            loop = asyncio.get_running_loop()
+            batch = self._batch(loop, leases, seconds)
+            for attempt in range(1, LATE_TRIES + 1):
+                deadline = loop.time() + seconds
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        return await batch.call(operation)
+                except TimeoutError as error:
+                    # A deadline that fired late was held by the event loop (a busy triggerer), not by the store: its
+                    # answer may be waiting unread. One more try tells a busy loop from a store that is away.
+                    if attempt == LATE_TRIES or loop.time() - deadline < LOOP_HELD_SECONDS:
+                        return StoreFailed(error)
+                except (OSError, ValueError, _redis_error()) as error:
+                    return StoreFailed(error)
+            return StoreFailed(TimeoutError())  # pragma: no cover - the loop returns in its last try
 
         return call
 
-    def _read(self, reply: Any, local_now: float) -> tuple[str, int | None, float, float]:
-        """The script's answer: (status, turn, delay, the store's clock), the state refreshed from it."""
-        if not isinstance(reply, list) or len(reply) < 4 or len(reply) % 2:
-            raise ValueError(f"the store answered {type(reply).__name__}, not the script's list")
-        text = [item.decode() if isinstance(item, bytes) else str(item) for item in reply]
-        status, turn, delay, store_now = text[0], text[1], float(text[2]), float(text[3])
-        if not math.isfinite(store_now) or not math.isfinite(delay):
-            raise ValueError("the store answered a time that is not a number")
-        self._offset = store_now - local_now
-        self._refresh(dict(zip(text[4::2], text[5::2], strict=True)), store_now)
-        return status, int(turn) if turn and status != "peek" else None, delay, store_now
+    def _batch(self, loop: asyncio.AbstractEventLoop, leases: AsyncStoreLeases, seconds: float) -> ScriptBatch:
+        """The loop's batch of store calls (made on first use; a loop that ended leaves its batch behind)."""
+        self._leases = leases  # a client that holds this loop's store client, to send with
+        held = self._batches.get(id(loop))
+        if held is not None and held[0] is loop:
+            return held[1]
+
+        async def send(operations: list[list[str]]) -> list[Any]:
+            holder = self._leases or leases
+            client = holder.client(self.store, seconds)
+            try:
+                reply = await self._script(client, operations)
+            except _redis_module().exceptions.NoScriptError:  # a new or restarted store: load it once
+                await client.script_load(SCRIPT)
+                reply = await self._script(client, operations)
+            return split_answers(reply, len(operations))
+
+        batch = ScriptBatch(send)
+        self._batches = {key: value for key, value in self._batches.items() if not value[0].is_closed()}
+        self._batches[id(loop)] = (loop, batch)
+        return batch
 
     def _refresh(self, fields: Mapping[str, str], store_now: float) -> None:
         self.epoch, self.version = fields.get("e", "")[:40], fields.get("v", "")[:20]

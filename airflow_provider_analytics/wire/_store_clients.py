@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics.wire.config import RateLimitStore
@@ -22,10 +23,11 @@ if TYPE_CHECKING:
     import redis
     import redis.asyncio
 
-__all__ = ["AsyncStoreLeases", "blocking_client", "close_store_clients", "load_redis"]
+__all__ = ["AsyncStoreLeases", "ScriptBatch", "blocking_client", "close_store_clients", "load_redis"]
 
-# Seconds to connect to the store: beyond it the store is away, and the caller paces on its own.
-CONNECT_SECONDS = 0.5
+# Connections a client keeps to the store: a thousand waits of a triggerer asking at once share them (a round trip
+# is a fraction of a millisecond), and a command waits for a free one within its own deadline.
+POOL_CONNECTIONS = 4
 
 _lock = threading.Lock()
 _blocking: dict[RateLimitStore, redis.Redis] = {}
@@ -33,7 +35,9 @@ _blocking: dict[RateLimitStore, redis.Redis] = {}
 _async: dict[tuple[int, RateLimitStore], tuple[asyncio.AbstractEventLoop, redis.asyncio.Redis, int]] = {}
 
 
-def _redis_options(store: RateLimitStore, timeout: float, retry: Any) -> dict[str, Any]:
+def _pool(redis: Any, store: RateLimitStore, timeout: float, asyncio_pool: bool) -> Any:
+    """A connection pool of at most :data:`POOL_CONNECTIONS` connections; a command waits for a free one."""
+    kinds = redis.asyncio if asyncio_pool else redis
     options: dict[str, Any] = {
         "host": store.host,
         "port": store.port,
@@ -41,18 +45,19 @@ def _redis_options(store: RateLimitStore, timeout: float, retry: Any) -> dict[st
         "username": store.username,
         "password": store.password,
         "socket_timeout": timeout,
-        "socket_connect_timeout": min(timeout, CONNECT_SECONDS),
+        "socket_connect_timeout": timeout,
         # One try: a slow or failing store is away, and the limiter paces on its own instead of waiting longer
         # (redis-py 6 and later retry three times by default).
-        "retry": retry,
+        "retry": (redis.asyncio.retry.Retry if asyncio_pool else redis.retry.Retry)(redis.backoff.NoBackoff(), 0),
         "health_check_interval": 30,
+        "connection_class": kinds.Connection,
     }
     if store.ssl:
-        options.update(ssl=True, ssl_cert_reqs=store.ssl_cert_reqs)
+        options.update(connection_class=kinds.SSLConnection, ssl_cert_reqs=store.ssl_cert_reqs)
         for name in ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_check_hostname"):
             if getattr(store, name) is not None:
                 options[name] = getattr(store, name)
-    return options
+    return kinds.BlockingConnectionPool(max_connections=POOL_CONNECTIONS, timeout=timeout, **options)
 
 
 def _import_redis() -> Any:
@@ -91,8 +96,7 @@ def blocking_client(store: RateLimitStore, timeout: float) -> redis.Redis:
         with _lock:
             client = _blocking.get(store)
             if client is None:
-                no_retry = redis.retry.Retry(redis.backoff.NoBackoff(), 0)
-                client = _blocking[store] = redis.Redis(**_redis_options(store, timeout, no_retry))
+                client = _blocking[store] = redis.Redis(connection_pool=_pool(redis, store, timeout, False))
     return client
 
 
@@ -116,8 +120,7 @@ class AsyncStoreLeases:
                 entry = None
             if entry is None:
                 redis = _import_redis()
-                no_retry = redis.asyncio.retry.Retry(redis.backoff.NoBackoff(), 0)
-                entry = (loop, redis.asyncio.Redis(**_redis_options(store, timeout, no_retry)), 0)
+                entry = (loop, redis.asyncio.Redis(connection_pool=_pool(redis, store, timeout, True)), 0)
             if key not in self._held:
                 self._held.add(key)
                 entry = (entry[0], entry[1], entry[2] + 1)
@@ -136,7 +139,7 @@ class AsyncStoreLeases:
                     _async[key] = (entry[0], entry[1], entry[2] - 1)
                     continue
                 del _async[key]
-            await entry[1].aclose()
+            await entry[1].aclose(close_connection_pool=True)
 
 
 def close_store_clients() -> None:
@@ -150,3 +153,54 @@ def close_store_clients() -> None:
         _async.clear()
     for client in blocking:
         client.close()
+        client.connection_pool.disconnect()
+
+
+class ScriptBatch:
+    """The store calls of one event loop that wait to go, sent together as one call of the script.
+
+    A triggerer's thousand waits ask the store at once when their polls come due together: one round trip each would
+    queue on the client's few connections, and in a busy loop some would wait past their deadline for a store that
+    answered at once. Here the calls of a loop go out in batches: the first that asks sends, the others wait for the
+    batch they joined; a call given up (its deadline passed) takes nothing from the others.
+
+    :param send: sends one batch: the arguments of each call in it, in order; returns each call's answer, in order
+        (or raises the store's error, which every call of the batch is told).
+    """
+
+    #: The most calls one batch carries.
+    LARGEST = 200
+
+    def __init__(self, send: Callable[[list[list[str]]], Awaitable[list[Any]]]) -> None:
+        self._send = send
+        self._waiting: list[tuple[list[str], asyncio.Future[Any]]] = []
+        self._sender: asyncio.Task[None] | None = None
+
+    async def call(self, args: list[str]) -> Any:
+        """This call's answer, sent in the next batch (the caller bounds the wait with its own deadline).
+
+        :param args: its arguments.
+        """
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Any] = loop.create_future()
+        self._waiting.append((args, answer))
+        if self._sender is None or self._sender.done():
+            self._sender = loop.create_task(self._sending())
+        return await asyncio.shield(answer)
+
+    async def _sending(self) -> None:
+        while self._waiting:
+            batch = [(args, answer) for args, answer in self._waiting[: self.LARGEST] if not answer.cancelled()]
+            del self._waiting[: self.LARGEST]
+            if not batch:
+                continue
+            try:
+                answers = await self._send([args for args, _ in batch])
+            except (OSError, TimeoutError, _import_redis().RedisError, ValueError) as error:
+                for _, answer in batch:
+                    if not answer.done():
+                        answer.set_exception(error)
+                continue
+            for (_, answer), result in zip(batch, answers, strict=False):
+                if not answer.done():
+                    answer.set_result(result)

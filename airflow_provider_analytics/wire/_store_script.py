@@ -1,7 +1,8 @@
 """The store's side of the shared rate limiter: the script it runs (Lua, in Redis), the queue of turns a fleet
 shares kept atomic, and how the learnt state is written there (:func:`learned_from`, :func:`fields_of`).
 
-One script, four operations, each one round trip, each answered with the state after it:
+One script, four operations; a call carries any number of them (a process's waits that ask at once share one round
+trip), run one after another on the one state, each answered, then the state after them all:
 
 - ``take``: a request asks to go. Not throttled, it goes (its send is logged); throttled, it takes the next turn (or
   keeps the turn it was refused on) and is told to go or how long to wait.
@@ -24,13 +25,14 @@ import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from airflow_provider_analytics.wire._learning import DEFAULT_MAX_PAUSE, Learned
 from airflow_provider_analytics.wire._pace import MIN_RATE
 from airflow_provider_analytics.wire._rate_headers import MAX_WINDOW_SECONDS, Pause
 from airflow_provider_analytics.wire._share import ShareOfLimit
 
-__all__ = ["SCRIPT", "SCRIPT_SHA", "differs", "fields_of", "learned_from"]
+__all__ = ["SCRIPT", "SCRIPT_SHA", "differs", "fields_of", "learned_from", "one_answer", "split_answers"]
 
 # How the store writes "never" (no refusal yet, no request delayed yet): a float every Lua reads.
 _NEVER = -1e18
@@ -40,8 +42,8 @@ MAX_PAUSE_HELD = 3600.0
 
 SCRIPT = r"""
 local state, sends = KEYS[1], KEYS[2]
-local op, ttl = ARGV[1], tonumber(ARGV[2])
-local MIN_RATE, SPAN, MAX_SENT, RECHECK = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local ttl = tonumber(ARGV[1])
+local MIN_RATE, SPAN, MAX_SENT, RECHECK = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 local s = {}
@@ -113,56 +115,64 @@ local function check(turn, asked_at)
   return {'go', tostring(turn), '0'}
 end
 
-local result
-if op == 'take' then
-  if n('th', 0) == 0 then
-    record_send()
-    result = {'go', '', '0'}
-  else
-    local turn = tonumber(ARGV[7])
-    if turn == nil or ARGV[8] ~= s.e then
+-- One operation, its arguments in a (a[1] is the first); its result: status, turn, a number (a wait, a count).
+local function run(op, a)
+  if op == 'take' then
+    if n('th', 0) == 0 then
+      record_send()
+      return {'go', '', '0'}
+    end
+    local turn = tonumber(a[1])
+    if turn == nil or a[2] ~= s.e then
       local start = math.max(now, n('pu', 0))
       if due(n('nt', 0)) < start then put('at', s.nt); put('atm', f(start)) end
       turn = n('nt', 0)
       put('nt', tostring(turn + 1))
     end
-    result = check(turn, now)
-  end
-elseif op == 'check' then
-  local turn = tonumber(ARGV[7])
-  if ARGV[8] ~= s.e or turn == nil then
-    result = {'void', '', '0'}
-  elseif n('th', 0) == 0 then
-    record_send()
-    result = {'go', tostring(turn), '0'}
-  else
-    local hint = tonumber(ARGV[10])
-    if ARGV[11] == s.v and hint ~= nil and math.abs(hint - n('r', MIN_RATE)) > 0.001 * n('r', MIN_RATE) then
+    return check(turn, now)
+  elseif op == 'check' then
+    local turn = tonumber(a[1])
+    if a[2] ~= s.e or turn == nil then return {'void', '', '0'} end
+    if n('th', 0) == 0 then
+      record_send()
+      return {'go', tostring(turn), '0'}
+    end
+    local hint = tonumber(a[4])
+    if a[5] == s.v and hint ~= nil and math.abs(hint - n('r', MIN_RATE)) > 0.001 * n('r', MIN_RATE) then
       queue_op('rate', hint, now); put('r', f(math.max(MIN_RATE, hint)))
     end
-    result = check(turn, tonumber(ARGV[9]) or now)
-  end
-elseif op == 'update' then
-  if ARGV[7] ~= s.v then
-    result = {'stale', '', '0'}
-  else
-    local pairs_count = tonumber(ARGV[8])
-    local i = 9
-    for _ = 1, pairs_count do put(ARGV[i], ARGV[i + 1]); i = i + 2 end
-    while i <= #ARGV do
-      local name = ARGV[i]
-      if name == 'start' or name == 'pause' then queue_op(name, tonumber(ARGV[i + 1])); i = i + 2
-      else queue_op(name, tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])); i = i + 3 end
+    return check(turn, tonumber(a[3]) or now)
+  elseif op == 'update' then
+    if a[1] ~= s.v then return {'stale', '', '0'} end
+    local pairs_count = tonumber(a[2])
+    local i = 3
+    for _ = 1, pairs_count do put(a[i], a[i + 1]); i = i + 2 end
+    while i <= #a do
+      local name = a[i]
+      if name == 'start' or name == 'pause' then queue_op(name, tonumber(a[i + 1])); i = i + 2
+      else queue_op(name, tonumber(a[i + 1]), tonumber(a[i + 2])); i = i + 3 end
     end
     put('v', tostring(n('v', 0) + 1))
-    result = {'ok', '', '0'}
+    return {'ok', '', '0'}
   end
-else
   local recent = 0
   for _, sent in ipairs(redis.call('LRANGE', sends, 0, -1)) do
     if tonumber(sent) > now - 1 then recent = recent + 1 end
   end
-  result = {'peek', '', tostring(recent)}
+  return {'peek', '', tostring(recent)}
+end
+
+-- The operations, one after another on the one state: name, the count of its arguments, the arguments.
+local result = {0}
+local i = 6
+while i <= #ARGV do
+  local count = tonumber(ARGV[i + 1])
+  local a = {}
+  for k = 1, count do a[k] = ARGV[i + 1 + k] end
+  local one = run(ARGV[i], a)
+  result[1] = result[1] + 1
+  result[#result + 1] = one[1]; result[#result + 1] = one[2]; result[#result + 1] = one[3]
+  i = i + 2 + count
 end
 if changed then
   local out = {}
@@ -271,3 +281,37 @@ def differs(before: Learned, after: Learned) -> bool:
     if after.last_delayed - before.last_delayed >= 1.0:
         return True
     return fields_of(replace(after, last_delayed=before.last_delayed), before) != []
+
+
+def split_answers(reply: Any, count: int) -> list[list[Any]]:
+    """The script's answer to ``count`` operations, as ``count`` answers of one operation each (each with the state).
+
+    :param reply: what the script returned: the count, each operation's three values, the clock, the state's fields.
+    :param count: the operations sent.
+    :raises ValueError: it is not the script's answer to that many operations.
+    """
+    if not isinstance(reply, list) or len(reply) < 2 + 3 * count or _text(reply[0]) != str(count):
+        raise ValueError(f"the store answered {type(reply).__name__}, not the script's answer to {count} operations")
+    tail = reply[1 + 3 * count :]
+    return [[b"1", *reply[1 + 3 * index : 4 + 3 * index], *tail] for index in range(count)]
+
+
+def one_answer(reply: Any) -> tuple[tuple[str, int | None, float, float], dict[str, str], float]:
+    """The script's answer to one operation: (status, turn, its number: a wait or a count, the store's clock), the
+    state's fields, and the store's clock.
+
+    :param reply: what the script returned for one operation.
+    :raises ValueError: it is not the script's answer (a store that speaks something else, or damaged).
+    """
+    if not isinstance(reply, list) or len(reply) < 5 or (len(reply) - 5) % 2 or _text(reply[0]) != "1":
+        raise ValueError(f"the store answered {type(reply).__name__}, not the script's answer to one operation")
+    text = [_text(item) for item in reply]
+    status, turn, number, store_now = text[1], text[2], float(text[3]), float(text[4])
+    if not math.isfinite(store_now) or not math.isfinite(number):
+        raise ValueError("the store answered a time or a count that is not a number")
+    fields = dict(zip(text[5::2], text[6::2], strict=True))
+    return (status, int(turn) if turn else None, number, store_now), fields, store_now
+
+
+def _text(item: Any) -> str:
+    return item.decode("utf-8", "replace")[:200] if isinstance(item, bytes) else str(item)[:200]
