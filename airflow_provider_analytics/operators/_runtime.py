@@ -23,7 +23,8 @@ from airflow_provider_analytics._jobs.events import checked_event, failure_messa
 from airflow_provider_analytics._jobs.executions import ExecutionJob
 from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics._jobs.syncs import SyncJob
-from airflow_provider_analytics.definitions._export import SPLITS, checked_filters, definition_files
+from airflow_provider_analytics.definitions._export import checked_filters
+from airflow_provider_analytics.definitions._export_files import SPLITS, definition_files
 from airflow_provider_analytics.definitions._model import LABELS
 from airflow_provider_analytics.definitions._problems import one_line
 from airflow_provider_analytics.definitions._review import moved_since
