@@ -34,6 +34,7 @@ from airflow_provider_analytics.wire._lifecycle_notices import LIFECYCLE_NOTICES
 from airflow_provider_analytics.wire._observer import CallRecord, PauseSource, observer, status_class
 from airflow_provider_analytics.wire._pace import Turn
 from airflow_provider_analytics.wire._redaction import remember_secret, scrub_body
+from airflow_provider_analytics.wire._request_json import encoded
 from airflow_provider_analytics.wire._tls import root_cause, tls_context, transport_error
 from airflow_provider_analytics.wire._transports import PoolSettings
 from airflow_provider_analytics.wire.config import ClientConfig
@@ -129,7 +130,12 @@ class BaseAnalyticsClient:
 
     def _build_request(self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec) -> httpx.Request:
         headers = {"Authorization": f"Bearer {self.config.token}", **spec.headers}
-        return http.build_request(spec.method, spec.path, params=spec.params, json=spec.json_body, headers=headers)
+        if spec.json_body is None:
+            return http.build_request(spec.method, spec.path, params=spec.params, headers=headers)
+        # Encoded here, one way on every httpx (wire/_request_json.py): the bytes sent are the bytes measured.
+        content = encoded(spec.json_body)
+        headers["Content-Type"] = "application/json"
+        return http.build_request(spec.method, spec.path, params=spec.params, content=content, headers=headers)
 
     def body_reader(self, response: httpx.Response) -> BoundedBody:
         """What collects an answer's body: raw bytes in, decoded and bounded by ``max_response_bytes``.

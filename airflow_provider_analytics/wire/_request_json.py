@@ -1,0 +1,201 @@
+"""A request's JSON body: measured within the platform's bound before it is encoded, then encoded one way.
+
+:func:`json_size` walks a value and adds up the bytes its compact UTF-8 JSON takes, stopping as soon as the sum
+passes the limit: a value that stands for gigabytes (one long text referred to from a hundred thousand places, a
+mapping that holds itself) is refused after about the limit's worth of work, never serialised first. It also
+refuses what cannot be encoded at all, naming where: a lone UTF-16 surrogate (``"\\ud800"``, which UTF-8 cannot
+encode), ``nan`` and the infinities, an integer of more digits than Python converts, a value of no JSON type.
+
+:func:`encoded` is the one encoding every request body is sent in: compact, UTF-8, non-finite numbers refused.
+The client sends those bytes itself, rather than httpx's ``json=``, whose encoding changed between releases
+(0.27 escapes every non-ASCII character, 0.28 sends UTF-8 and raises ``UnicodeEncodeError`` on a surrogate): a
+body's size is the size that was checked, on every httpx the provider installs with.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+__all__ = ["UnsendableValue", "encoded", "json_size", "shown_path"]
+
+Path = tuple[str | int, ...]
+# Where a value is while walking: its parent's place and its own key or index, built in constant time per value
+# (a tuple per value would cost the depth each: quadratic in a mapping that holds itself).
+_Place = tuple[Any, str | int] | None
+_ESCAPED = json.encoder.encode_basestring  # the C function json.dumps(ensure_ascii=False) quotes a text with
+_LITERALS = {None: 4, True: 4, False: 5}  # null, true, false
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_DONE = object()  # what next() gives for a container with no more children
+
+
+class UnsendableValue(ValueError):
+    """A value that cannot be sent as it is: over the size allowed, or not encodable as JSON.
+
+    :param place: where, from the value measured (its path is :attr:`path`: keys and list indexes).
+    :param problem: what is wrong, and what to do.
+    :param over_limit: the value is over the size allowed (else it cannot be encoded).
+    """
+
+    def __init__(self, place: _Place, problem: str, *, over_limit: bool = False) -> None:
+        super().__init__(problem)
+        self.over_limit = over_limit
+        steps: list[str | int] = []
+        while place is not None:
+            place, step = place
+            steps.append(step)
+        self.path: Path = tuple(reversed(steps))
+        self.problem = problem
+
+
+def encoded(document: Any) -> bytes:
+    """``document`` as the body sent: compact JSON in UTF-8 (check it with :func:`json_size` first).
+
+    :param document: a JSON value.
+    """
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def json_size(value: Any, limit: int, *, strict: bool = True) -> int:
+    """The bytes :func:`encoded` gives for ``value``, counted without encoding it whole.
+
+    :param value: the value to measure.
+    :param limit: the most bytes allowed: the walk stops as soon as the count passes it.
+    :param strict: refuse a value of no JSON type (what ``json.dumps`` refuses); ``False`` counts it as nothing,
+        for input that a validation after this names in its own words (definitions as written).
+    :raises UnsendableValue: over ``limit``, or a value that cannot be encoded, with where it is.
+    """
+    size = _scalar_size(value, None, strict)
+    # One frame per open container: an iterator over its children, its path, whether it is a mapping. The walk
+    # holds one frame per level it is in, never the children of a level all at once.
+    stack: list[tuple[Iterator[tuple[int, Any]], _Place, bool]] = []
+    where: _Place = None
+    item = value
+    while True:
+        opened = _children(item, strict)
+        if opened is not None:
+            size += opened[1]
+            stack.append((opened[0], where, isinstance(item, Mapping)))
+        if size > limit:
+            raise UnsendableValue(where, _over(limit), over_limit=True)
+        child: Any = _DONE
+        while stack:
+            children, path, is_mapping = stack[-1]
+            child = next(children, _DONE)
+            if child is not _DONE:
+                break
+            stack.pop()
+        if child is _DONE:
+            return size
+        index, item = child
+        size += 1 if index else 0  # the comma before it
+        if is_mapping:
+            key, item = item
+            size += _key_size(key, path, strict) + 1  # and the colon after the key
+            where = (path, key if isinstance(key, (str, int)) else repr(key))
+        else:
+            where = (path, index)
+        size += _scalar_size(item, where, strict)
+
+
+def _over(limit: int) -> str:
+    shown = f"{limit // (1024 * 1024)} MiB" if limit % (1024 * 1024) == 0 else f"{limit:,} bytes"
+    return f"takes over {shown} as JSON, more than the platform accepts in one request: make it smaller"
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,39}")
+
+
+def shown_path(path: Path) -> str:
+    """``configuration.steps[0]['a b']``: a path as messages show it (each key on one line, cut to 40 characters).
+
+    :param path: keys and list indexes, from the outside in.
+    """
+    text = ""
+    for step in path:
+        if isinstance(step, int):
+            text += f"[{step}]"
+        elif _PLAIN_KEY.fullmatch(step):
+            text += f".{step}" if text else step
+        else:
+            text += f"[{_shown_key(step)}]"
+    return text
+
+
+def _shown_key(key: str) -> str:
+    """A key as a message shows it: quoted, on one line, cut to 40 characters, a surrogate as its escape."""
+    cut = key.encode("ascii", "backslashreplace").decode()
+    cut = "".join(character if character.isprintable() else " " for character in cut)
+    return "'" + (cut[:37] + "..." if len(cut) > 40 else cut) + "'"
+
+
+def _children(value: Any, strict: bool) -> tuple[Iterator[tuple[int, Any]], int] | None:
+    """A container's children, numbered (a mapping's as ``(key, value)``), and the bytes of its brackets; ``None``
+    for a value that holds no others. The separators are counted child by child, so that the walk names the child
+    where the count passes the limit."""
+    if isinstance(value, dict) or (not strict and isinstance(value, Mapping)):
+        return enumerate(value.items()), 2
+    if isinstance(value, (list, tuple)):
+        return enumerate(value), 2
+    return None
+
+
+def _scalar_size(value: Any, path: _Place, strict: bool) -> int:
+    """The bytes of a value that holds no others (0 for a container: :func:`_children` counts those)."""
+    if isinstance(value, str):
+        return _text_size(value, path)
+    if value is None or isinstance(value, bool):
+        return _LITERALS[value]
+    if isinstance(value, int):
+        return _integer_size(value, path, strict)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            if strict:
+                raise UnsendableValue(path, f"is {value!r}, which JSON cannot carry")
+            return 0
+        return len(float.__repr__(value))
+    if isinstance(value, (dict, list, tuple)) or (not strict and isinstance(value, Mapping)):
+        return 0
+    if strict:
+        raise UnsendableValue(path, f"is of the type {type(value).__name__}, which JSON cannot carry")
+    return 0
+
+
+def _text_size(text: str, path: _Place, what: str = "") -> int:
+    try:
+        return len(_ESCAPED(text).encode("utf-8"))
+    except UnicodeEncodeError:
+        found = _SURROGATE.search(text)
+        at = f"\\u{ord(found.group()):04x} at character {found.start() + 1}" if found else "a surrogate"
+        raise UnsendableValue(
+            path,
+            f"{what}holds a lone UTF-16 surrogate ({at}), which UTF-8 cannot encode: write the character it was"
+            " half of, or remove it",
+        ) from None
+
+
+def _integer_size(value: int, path: _Place, strict: bool) -> int:
+    try:
+        return len(int.__repr__(value))
+    except ValueError:  # more digits than Python converts to text (4,300 by default)
+        if strict:
+            raise UnsendableValue(path, "is an integer of more digits than JSON encoding takes") from None
+        return int(value.bit_length() * math.log10(2)) + 1
+
+
+def _key_size(key: Any, path: _Place, strict: bool) -> int:
+    """The bytes of a mapping's key: a text as it is, a number or a literal as ``json.dumps`` writes it, quoted."""
+    if isinstance(key, str):
+        return _text_size(key, path, f"has the key {_shown_key(key)}, which ")
+    if key is None or isinstance(key, bool):
+        return _LITERALS[key] + 2
+    if isinstance(key, int):
+        return _integer_size(key, path, strict) + 2
+    if isinstance(key, float) and math.isfinite(key):
+        return len(float.__repr__(key)) + 2
+    if strict:
+        raise UnsendableValue(path, f"has the key {key!r:.40}, which JSON cannot carry: keys must be text")
+    return 2
