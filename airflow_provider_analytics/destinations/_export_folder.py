@@ -82,7 +82,7 @@ def _entries(folder: AnyPath, local: Path | None) -> list[tuple[AnyPath, str, st
                 ((entry, entry.name, "folder" if entry.is_dir() else "file") for entry in folder.iterdir()),
                 key=lambda item: item[1],
             )
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # s3fs: a prefix nothing is under yet
             return []
     try:
         with os.scandir(local) as scanned:
@@ -154,7 +154,8 @@ def write_beneath(root: AnyPath, parts: Sequence[str], data: bytes) -> AnyPath:
     target = root.joinpath(*parts)
     local = local_path_of(root)
     if local is None:
-        return write_object(target.fs, target.path, str(target), lambda out: out.write(data), len(data))
+        write_object(target.fs, target.path, str(target), lambda out: out.write(data), len(data))
+        return target
     folder = _open_folder(local, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
     partial = f".{parts[-1]}.{secrets.token_hex(8)}.part"
     try:
