@@ -299,7 +299,7 @@ def _flatten(node: Any, yaml: Any) -> None:
             )
         for source in reversed(sources):  # the first mapping listed wins: it goes last
             merged.extend(source.value)
-    if merged:
+    if len(own) < len(node.value):  # it had a merge key, maybe of an empty mapping: none may be left
         node.value = merged + own
 
 
