@@ -30,6 +30,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_PATH_SHOWN",
     "DefinitionsSource",
+    "read_at_most",
     "read_document",
     "read_sources",
     "type_name",
@@ -171,10 +172,25 @@ def _read_bytes(path: str) -> bytes:
     if special is None:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
         with open(descriptor, "rb") as stream:
-            special = _special(os.fstat(descriptor).st_mode)
+            status = os.fstat(descriptor)
+            special = _special(status.st_mode)
             if special is None:
-                return stream.read(MAX_FILE_BYTES + 1)
+                return read_at_most(stream, status.st_size, MAX_FILE_BYTES)
     raise _NotRegular(special)
+
+
+def read_at_most(stream: Any, size: int, most: int) -> bytes:
+    """At most ``most`` + 1 bytes of ``stream``, a file of ``size`` bytes when it was looked at: a buffer of its
+    size is allocated, not one of ``most`` (``read(n)`` allocates ``n`` bytes first), and more is read if it grew.
+
+    :param stream: a binary file open for reading.
+    :param size: its size, from ``fstat``.
+    :param most: the most bytes wanted (one more is read, to tell a larger file).
+    """
+    data: bytes = stream.read(min(size, most) + 1)
+    if size < len(data) <= most:  # it grew since it was looked at
+        data += stream.read(most + 1 - len(data))
+    return data
 
 
 class _NotRegular(Exception):

@@ -130,7 +130,10 @@ def _head(path: AnyPath, local: bool, most_bytes: int) -> bytes | None:
         if local:
             flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC
             with open(os.open(local_path_of(path) or Path(path), flags), "rb") as stream:
-                data: bytes = stream.read(most_bytes + 1)
+                size = os.fstat(stream.fileno()).st_size
+                data: bytes = stream.read(min(size, most_bytes) + 1)  # not a buffer of most_bytes for a small file
+                if size < len(data) <= most_bytes:  # it grew since
+                    data += stream.read(most_bytes + 1 - len(data))
         else:
             with path.open("rb") as stream:
                 data = stream.read(most_bytes + 1)

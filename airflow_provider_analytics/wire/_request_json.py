@@ -29,7 +29,7 @@ _Place = tuple[Any, str | int] | None
 _ESCAPED = json.encoder.encode_basestring  # the C function json.dumps(ensure_ascii=False) quotes a text with
 _LITERALS = {None: 4, True: 4, False: 5}  # null, true, false
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_DONE = object()  # what next() gives for a container with no more children
+_KEY = "(a key)"  # tells _text_size that it measures a key, for its message
 
 
 class UnsendableValue(ValueError):
@@ -69,36 +69,43 @@ def json_size(value: Any, limit: int, *, strict: bool = True) -> int:
     :raises UnsendableValue: over ``limit``, or a value that cannot be encoded, with where it is.
     """
     size = _scalar_size(value, None, strict)
-    # One frame per open container: an iterator over its children, its path, whether it is a mapping. The walk
-    # holds one frame per level it is in, never the children of a level all at once.
-    stack: list[tuple[Iterator[tuple[int, Any]], _Place, bool]] = []
-    where: _Place = None
-    item = value
-    while True:
-        opened = _children(item, strict)
-        if opened is not None:
-            size += opened[1]
-            stack.append((opened[0], where, isinstance(item, Mapping)))
+    # One frame per open container: its numbered children, where it is, whether it is a mapping. The walk holds one
+    # frame per level it is in, never the children of a level all at once; a child container is entered (its frame
+    # pushed, the loop over its parent's children left) and its parent's loop resumes where it was once it is done.
+    frames: list[tuple[Iterator[tuple[int, Any]], _Place, bool]] = []
+    opened = _children(value, strict)
+    if opened is not None:
+        frames.append((opened, None, isinstance(value, Mapping)))
+        size += 2
+    while frames:
         if size > limit:
-            raise UnsendableValue(where, _over(limit), over_limit=True)
-        child: Any = _DONE
-        while stack:
-            children, path, is_mapping = stack[-1]
-            child = next(children, _DONE)
-            if child is not _DONE:
-                break
-            stack.pop()
-        if child is _DONE:
-            return size
-        index, item = child
-        size += 1 if index else 0  # the comma before it
-        if is_mapping:
-            key, item = item
-            size += _key_size(key, path, strict) + 1  # and the colon after the key
-            where = (path, key if isinstance(key, (str, int)) else repr(key))
+            raise UnsendableValue(frames[-1][1], _over(limit), over_limit=True)
+        children, place, is_mapping = frames[-1]
+        for index, child in children:  # kept tight: it runs once per value, a million times in a large file
+            if index:
+                size += 1  # the comma before it
+            if is_mapping:
+                key, child = child
+                size += (_text_size(key, place, _KEY) if type(key) is str else _key_size(key, place, strict)) + 1
+                where: _Place = (place, key if isinstance(key, (str, int)) else repr(key))
+            else:
+                where = (place, index)
+            if type(child) is str:
+                size += _text_size(child, where)
+            else:
+                size += _scalar_size(child, where, strict)
+                opened = _children(child, strict)
+                if opened is not None:
+                    frames.append((opened, where, isinstance(child, Mapping)))
+                    size += 2
+                    break
+            if size > limit:
+                raise UnsendableValue(where, _over(limit), over_limit=True)
         else:
-            where = (path, index)
-        size += _scalar_size(item, where, strict)
+            frames.pop()
+    if size > limit:
+        raise UnsendableValue(None, _over(limit), over_limit=True)
+    return size
 
 
 def _over(limit: int) -> str:
@@ -132,14 +139,14 @@ def _shown_key(key: str) -> str:
     return "'" + (cut[:37] + "..." if len(cut) > 40 else cut) + "'"
 
 
-def _children(value: Any, strict: bool) -> tuple[Iterator[tuple[int, Any]], int] | None:
-    """A container's children, numbered (a mapping's as ``(key, value)``), and the bytes of its brackets; ``None``
-    for a value that holds no others. The separators are counted child by child, so that the walk names the child
+def _children(value: Any, strict: bool) -> Iterator[tuple[int, Any]] | None:
+    """A container's children, numbered (a mapping's as ``(key, value)``); ``None`` for a value that holds no
+    others. Its brackets are 2 bytes; the separators are counted child by child, so that the walk names the child
     where the count passes the limit."""
     if isinstance(value, dict) or (not strict and isinstance(value, Mapping)):
-        return enumerate(value.items()), 2
+        return enumerate(value.items())
     if isinstance(value, (list, tuple)):
-        return enumerate(value), 2
+        return enumerate(value)
     return None
 
 
@@ -165,11 +172,16 @@ def _scalar_size(value: Any, path: _Place, strict: bool) -> int:
 
 
 def _text_size(text: str, path: _Place, what: str = "") -> int:
+    escaped = _ESCAPED(text)
+    if escaped.isascii():  # a flag CPython keeps: no copy to count an ASCII text's bytes
+        return len(escaped)
     try:
-        return len(_ESCAPED(text).encode("utf-8"))
+        return len(escaped.encode("utf-8"))
     except UnicodeEncodeError:
         found = _SURROGATE.search(text)
         at = f"\\u{ord(found.group()):04x} at character {found.start() + 1}" if found else "a surrogate"
+        if what == _KEY:
+            what = f"has the key {_shown_key(text)}, which "
         raise UnsendableValue(
             path,
             f"{what}holds a lone UTF-16 surrogate ({at}), which UTF-8 cannot encode: write the character it was"
@@ -189,7 +201,7 @@ def _integer_size(value: int, path: _Place, strict: bool) -> int:
 def _key_size(key: Any, path: _Place, strict: bool) -> int:
     """The bytes of a mapping's key: a text as it is, a number or a literal as ``json.dumps`` writes it, quoted."""
     if isinstance(key, str):
-        return _text_size(key, path, f"has the key {_shown_key(key)}, which ")
+        return _text_size(key, path, _KEY)
     if key is None or isinstance(key, bool):
         return _LITERALS[key] + 2
     if isinstance(key, int):
