@@ -33,7 +33,7 @@ from airflow_provider_analytics.definitions._files import read_document
 from airflow_provider_analytics.definitions._load import load_documents
 from airflow_provider_analytics.definitions._model import KINDS, LABELS, SECTIONS
 from airflow_provider_analytics.definitions._problems import Problems, one_line
-from airflow_provider_analytics.wire._request_json import UnsendableValue, json_size, shown_path
+from airflow_provider_analytics.wire._request_json import Unsendable, measure, shown_path
 
 __all__ = ["SPLITS", "ExportFile", "definition_files", "written_by_an_export"]
 
@@ -114,9 +114,8 @@ def written_by_an_export(data: bytes) -> bool:
 
 def _check_text(section: str, entry: Mapping[str, Any], problems: Problems) -> None:
     """Record a text of ``entry`` that no file can carry (a lone UTF-16 surrogate), naming the object and field."""
-    try:
-        json_size(entry, 1 << 62, strict=False)  # a walk of every text; no size is too large here
-    except UnsendableValue as error:
+    error = measure(entry, 1 << 62, strict=False)  # a walk of every text; no size is too large here
+    if isinstance(error, Unsendable):
         name = entry.get("name")
         shown = one_line(name.encode("utf-8", "backslashreplace").decode())[:100] if isinstance(name, str) else "?"
         label = _LABEL_OF.get(section, section).replace("-", " ")

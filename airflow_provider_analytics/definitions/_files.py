@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_analytics.definitions._model import KINDS, MAX_INTEGER, SECTIONS, Refused
+from airflow_provider_analytics.definitions._model import KINDS, MAX_FILE_BYTES, MAX_INTEGER, SECTIONS, Refused
 from airflow_provider_analytics.definitions._problems import Problems, one_line
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "type_name",
 ]
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_PATH_SHOWN = 200
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 _GLOB_CHARACTERS = re.compile(r"[*?\[]")

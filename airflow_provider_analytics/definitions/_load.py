@@ -51,7 +51,7 @@ from airflow_provider_analytics.definitions._schemas import (
     shown,
 )
 from airflow_provider_analytics.wire._contract import MAX_REQUEST_BODY_BYTES
-from airflow_provider_analytics.wire._request_json import UnsendableValue, json_size, shown_path
+from airflow_provider_analytics.wire._request_json import Unsendable, measure, shown_path
 
 __all__ = ["MAX_DEPTH", "MAX_INTEGER", "MAX_VALUES", "DefinitionsSource", "load_definitions", "load_documents"]
 
@@ -169,17 +169,16 @@ def _unsendable(kind: Kind, raw: object) -> str | None:
     the limit: an object that stands for gigabytes (one text referred to from everywhere) costs about 1 MiB of
     work. The request an apply sends differs a little (a reference becomes an id, a secret its value): it is
     measured again before the apply's first write (``_apply``)."""
-    try:
-        json_size(raw, MAX_REQUEST_BODY_BYTES, strict=False)
-    except UnsendableValue as error:
-        where = shown_path(error.path)
-        if error.over_limit:
-            return (
-                f"the {LABELS[kind]} takes over 1 MiB as JSON (the limit is passed at {where or 'its start'}), more"
-                " than the platform accepts in one request: make it smaller"
-            )
-        return f"{where}: {error.problem}" if where else error.problem
-    return None
+    found = measure(raw, MAX_REQUEST_BODY_BYTES, strict=False)
+    if not isinstance(found, Unsendable):
+        return None
+    where = shown_path(found.path)
+    if found.over_limit:
+        return (
+            f"the {LABELS[kind]} takes over 1 MiB as JSON (the limit is passed at {where or 'its start'}), more"
+            " than the platform accepts in one request: make it smaller"
+        )
+    return f"{where}: {found.problem}" if where else found.problem
 
 
 def _key_named(details: _Details) -> _Details:

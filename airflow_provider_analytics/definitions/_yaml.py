@@ -5,9 +5,13 @@ C stack, a SIGSEGV before any Python check runs), and its constructor expands me
 levels of ten merges in 600 bytes take minutes and gigabytes before any value is counted). So the document is
 composed here, from the parser's event stream (a state machine that does not recurse), and budgeted at every
 event: collections nest at most :data:`MAX_NESTING` deep, and the document stands for at most
-:data:`~airflow_provider_analytics.definitions._model.MAX_VALUES` nodes, keys included, where an alias (a merge
-key's too) costs the whole expanded size of the anchor it names. Only then does PyYAML's safe constructor build the
-values, refusing a key written twice in one mapping.
+:data:`~airflow_provider_analytics.definitions._model.MAX_VALUES` nodes, keys included, and :data:`MAX_TEXT`
+characters of text, where an alias (a merge key's too) costs the whole expanded size of the anchor it names (100,000
+aliases of one 50,000-character text are one value each, and 5 GB of text). An explicit tag must be one of JSON's
+and fit its node (PyYAML's constructors meet ``!!map [1, 2]`` with a bare ``TypeError``). A key written twice in one
+mapping is refused, and merge keys are flattened as each mapping ends, one level at a time (PyYAML's constructor
+flattens them recursively: a chain of merges of merges ended in ``RecursionError``). Only then does PyYAML's safe
+constructor build the values.
 
 Values that YAML 1.1 reads as something other than what was written, or cannot build at all, become
 :class:`~airflow_provider_analytics.definitions._model.Refused` in their place, so that the check names the object
@@ -21,8 +25,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from airflow_provider_analytics.definitions._files import MAX_FILE_BYTES
-from airflow_provider_analytics.definitions._model import MAX_DEPTH, MAX_INTEGER, MAX_VALUES, Refused
+from airflow_provider_analytics.definitions._model import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER, MAX_VALUES, Refused
 from airflow_provider_analytics.definitions._problems import one_line
 
 __all__ = ["MAX_NESTING", "MAX_TEXT", "parse_yaml"]

@@ -338,6 +338,7 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
 
 
 def _first(items: Sequence[str]) -> str:
-    """The first :data:`_MOST_LISTED` of ``items``, and how many more."""
+    """The first :data:`_MOST_LISTED` of ``items`` (paths: each on one line), and how many more."""
     more = len(items) - _MOST_LISTED
-    return ", ".join(items[:_MOST_LISTED]) + (f" and {more} more" if more > 0 else "")
+    shown = (operators._runtime.one_line(item) for item in items[:_MOST_LISTED])
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")

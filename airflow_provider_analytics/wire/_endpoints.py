@@ -32,7 +32,7 @@ from airflow_provider_analytics.wire._models import (
     SyncState,
     Workflow,
 )
-from airflow_provider_analytics.wire._request_json import UnsendableValue, json_size, shown_path
+from airflow_provider_analytics.wire._request_json import Unsendable, measure, shown_path
 from airflow_provider_analytics.wire.errors import MAX_TEXT, AnalyticsInputError, UnexpectedResponseError, clean_text
 
 T = TypeVar("T")
@@ -88,16 +88,15 @@ def _choice(value: object, allowed: type[ChartType] | type[ReportFormat], what: 
 
 def _body(document: dict[str, Any], what: str) -> dict[str, Any]:
     """``document`` once it is known to fit the platform's bound as JSON, and to encode (``_request_json``)."""
-    try:
-        json_size(document, MAX_REQUEST_BODY_BYTES)
-    except UnsendableValue as error:
-        where = shown_path(error.path)
-        if error.over_limit:
+    found = measure(document, MAX_REQUEST_BODY_BYTES)
+    if isinstance(found, Unsendable):
+        where = shown_path(found.path)
+        if found.over_limit:
             raise AnalyticsInputError(
                 f"{what} takes over 1 MiB as JSON (the limit is passed at {where or 'its start'}); the platform"
                 " accepts at most 1 MiB in one request: make it smaller"
-            ) from None
-        raise AnalyticsInputError(f"{what}: {where or 'the value'} {error.problem}") from None
+            )
+        raise AnalyticsInputError(f"{what}: {where or 'the value'} {found.problem}")
     return document
 
 

@@ -1,6 +1,6 @@
 """A request's JSON body: measured within the platform's bound before it is encoded, then encoded one way.
 
-:func:`json_size` walks a value and adds up the bytes its compact UTF-8 JSON takes, stopping as soon as the sum
+:func:`measure` walks a value and adds up the bytes its compact UTF-8 JSON takes, stopping as soon as the sum
 passes the limit: a value that stands for gigabytes (one long text referred to from a hundred thousand places, a
 mapping that holds itself) is refused after about the limit's worth of work, never serialised first. It also
 refuses what cannot be encoded at all, naming where: a lone UTF-16 surrogate (``"\\ud800"``, which UTF-8 cannot
@@ -18,9 +18,10 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["UnsendableValue", "encoded", "json_size", "shown_path"]
+__all__ = ["Unsendable", "encoded", "measure", "shown_path"]
 
 Path = tuple[str | int, ...]
 # Where a value is while walking: its parent's place and its own key or index, built in constant time per value
@@ -32,23 +33,34 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEY = "(a key)"  # tells _text_size that it measures a key, for its message
 
 
-class UnsendableValue(ValueError):
-    """A value that cannot be sent as it is: over the size allowed, or not encodable as JSON.
+@dataclass(frozen=True)
+class Unsendable:
+    """Why a value cannot be sent as it is: over the size allowed, or not encodable as JSON.
 
-    :param place: where, from the value measured (its path is :attr:`path`: keys and list indexes).
+    :param path: where, from the value measured: keys and list indexes.
     :param problem: what is wrong, and what to do.
     :param over_limit: the value is over the size allowed (else it cannot be encoded).
     """
 
+    path: Path
+    problem: str
+    over_limit: bool = False
+
+
+class _Stop(Exception):
+    """Ends the walk where it found a problem (``place``: where, as the walk keeps it)."""
+
     def __init__(self, place: _Place, problem: str, *, over_limit: bool = False) -> None:
         super().__init__(problem)
-        self.over_limit = over_limit
+        self.place, self.problem, self.over_limit = place, problem, over_limit
+
+    def found(self) -> Unsendable:
         steps: list[str | int] = []
+        place = self.place
         while place is not None:
             place, step = place
             steps.append(step)
-        self.path: Path = tuple(reversed(steps))
-        self.problem = problem
+        return Unsendable(tuple(reversed(steps)), self.problem, self.over_limit)
 
 
 def encoded(document: Any) -> bytes:
@@ -59,15 +71,22 @@ def encoded(document: Any) -> bytes:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-def json_size(value: Any, limit: int, *, strict: bool = True) -> int:
-    """The bytes :func:`encoded` gives for ``value``, counted without encoding it whole.
+def measure(value: Any, limit: int, *, strict: bool = True) -> int | Unsendable:
+    """The bytes :func:`encoded` gives for ``value``, counted without encoding it whole; or why it cannot be sent:
+    over ``limit``, or not encodable, with where.
 
     :param value: the value to measure.
     :param limit: the most bytes allowed: the walk stops as soon as the count passes it.
     :param strict: refuse a value of no JSON type (what ``json.dumps`` refuses); ``False`` counts it as nothing,
         for input that a validation after this names in its own words (definitions as written).
-    :raises UnsendableValue: over ``limit``, or a value that cannot be encoded, with where it is.
     """
+    try:
+        return _size(value, limit, strict)
+    except _Stop as stop:
+        return stop.found()
+
+
+def _size(value: Any, limit: int, strict: bool) -> int:
     size = _scalar_size(value, None, strict)
     # One frame per open container: its numbered children, where it is, whether it is a mapping. The walk holds one
     # frame per level it is in, never the children of a level all at once; a child container is entered (its frame
@@ -79,7 +98,7 @@ def json_size(value: Any, limit: int, *, strict: bool = True) -> int:
         size += 2
     while frames:
         if size > limit:
-            raise UnsendableValue(frames[-1][1], _over(limit), over_limit=True)
+            raise _Stop(frames[-1][1], _over(limit), over_limit=True)
         children, place, is_mapping = frames[-1]
         for index, child in children:  # kept tight: it runs once per value, a million times in a large file
             if index:
@@ -100,11 +119,11 @@ def json_size(value: Any, limit: int, *, strict: bool = True) -> int:
                     size += 2
                     break
             if size > limit:
-                raise UnsendableValue(where, _over(limit), over_limit=True)
+                raise _Stop(where, _over(limit), over_limit=True)
         else:
             frames.pop()
     if size > limit:
-        raise UnsendableValue(None, _over(limit), over_limit=True)
+        raise _Stop(None, _over(limit), over_limit=True)
     return size
 
 
@@ -161,13 +180,13 @@ def _scalar_size(value: Any, path: _Place, strict: bool) -> int:
     if isinstance(value, float):
         if not math.isfinite(value):
             if strict:
-                raise UnsendableValue(path, f"is {value!r}, which JSON cannot carry")
+                raise _Stop(path, f"is {value!r}, which JSON cannot carry")
             return 0
         return len(float.__repr__(value))
     if isinstance(value, (dict, list, tuple)) or (not strict and isinstance(value, Mapping)):
         return 0
     if strict:
-        raise UnsendableValue(path, f"is of the type {type(value).__name__}, which JSON cannot carry")
+        raise _Stop(path, f"is of the type {type(value).__name__}, which JSON cannot carry")
     return 0
 
 
@@ -182,7 +201,7 @@ def _text_size(text: str, path: _Place, what: str = "") -> int:
         at = f"\\u{ord(found.group()):04x} at character {found.start() + 1}" if found else "a surrogate"
         if what == _KEY:
             what = f"has the key {_shown_key(text)}, which "
-        raise UnsendableValue(
+        raise _Stop(
             path,
             f"{what}holds a lone UTF-16 surrogate ({at}), which UTF-8 cannot encode: write the character it was"
             " half of, or remove it",
@@ -194,7 +213,7 @@ def _integer_size(value: int, path: _Place, strict: bool) -> int:
         return len(int.__repr__(value))
     except ValueError:  # more digits than Python converts to text (4,300 by default)
         if strict:
-            raise UnsendableValue(path, "is an integer of more digits than JSON encoding takes") from None
+            raise _Stop(path, "is an integer of more digits than JSON encoding takes") from None
         return int(value.bit_length() * math.log10(2)) + 1
 
 
@@ -209,5 +228,5 @@ def _key_size(key: Any, path: _Place, strict: bool) -> int:
     if isinstance(key, float) and math.isfinite(key):
         return len(float.__repr__(key)) + 2
     if strict:
-        raise UnsendableValue(path, f"has the key {key!r:.40}, which JSON cannot carry: keys must be text")
+        raise _Stop(path, f"has the key {key!r:.40}, which JSON cannot carry: keys must be text")
     return 2
