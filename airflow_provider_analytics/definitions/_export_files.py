@@ -45,8 +45,8 @@ _HEADER = (
     "# field is a reference to an Airflow connection (from_connection) that the apply reads.\n"
 )
 # The header's last line: the SHA-256 of the text after it. An export replaces a file only while it matches.
-_DIGEST_LINE = "# export-sha256: {} (of what follows; edited files are kept unless overwrite=True)\n"
-_DIGEST = re.compile(rb"# export-sha256: ([0-9a-f]{64}) \(of what follows; [^\n]*\)\n")
+_DIGEST_LINE = "# export-sha256 (of the lines below): {}\n"
+_DIGEST = re.compile(rb"# export-sha256 \(of the lines below\): ([0-9a-f]{64})\n")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _MOST_SLUG = 60
 _LABEL_OF = {SECTIONS[kind]: LABELS[kind].replace(" ", "-") for kind in KINDS}
@@ -105,11 +105,19 @@ def written_by_an_export(data: bytes) -> bool:
 
     :param data: the file's content.
     """
-    header = _HEADER.encode()
-    if not data.startswith(header):
+    if not data.startswith(_HEADER.encode().partition(b"(")[0]):  # "# Exported from ... airflow-provider-analytics"
         return False
-    found = _DIGEST.match(data, len(header))
-    return found is not None and found.group(1).decode() == hashlib.sha256(data[found.end() :]).hexdigest()
+    # The digest line ends the header's comment lines (a later release may word the lines before it otherwise).
+    start = 0
+    while data.startswith(b"#", start):
+        found = _DIGEST.match(data, start)
+        if found is not None:
+            return found.group(1).decode() == hashlib.sha256(data[found.end() :]).hexdigest()
+        end = data.find(b"\n", start)
+        if end < 0:
+            return False
+        start = end + 1
+    return False
 
 
 def _check_text(section: str, entry: Mapping[str, Any], problems: Problems) -> None:
