@@ -199,9 +199,11 @@ def test_a_definition_over_the_platform_s_bound_fails_the_plan(hook: AnalyticsHo
 def test_a_value_read_from_airflow_that_makes_a_write_too_large_fails_the_apply_before_the_first_write(
     hook: AnalyticsHook, empty: SandboxServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AIRFLOW_VAR_ANALYTICS_SCRIPT", "x" * (1024 * 1024))  # only an apply reads it
+    monkeypatch.setenv("AIRFLOW_VAR_ANALYTICS_SCRIPT", "x" * 1000)  # only an apply reads it
     document = definitions()
+    # Under the 1 MiB a body may have as written (a plan takes it), over it once the apply fills the reference in.
     document["workflows"][0]["configuration"] = {"script": {"from_variable": "analytics_script"}}
+    document["workflows"][0]["description"] = "d" * (1024 * 1024 - 300)
     plan = plan_definitions(hook, document)
     before = len(empty.state.requests)
 
@@ -211,7 +213,7 @@ def test_a_value_read_from_airflow_that_makes_a_write_too_large_fails_the_apply_
     assert sent(empty, before) == []  # not even the data source, first in order
     assert str(refused.value).splitlines()[1:] == [
         "  - definitions: workflows[0] 'enrich-sales': the workflow takes over 1 MiB as JSON (the limit is passed at"
-        " configuration.script); the platform accepts at most 1 MiB in one request: make it smaller"
+        " description); the platform accepts at most 1 MiB in one request: make it smaller"
     ]
 
 
