@@ -40,7 +40,12 @@ typecheck: install
 # Airflow cannot be imported (one that reaches it fails), then every other test, the part make test-compat
 # repeats on each release. Together they are the whole suite, each test once.
 PYTEST_WORKERS ?= 3
+# The shared rate limiter's tests run a real redis-server (tests/support/redis_server.py), as make e2e does.
 pytest: install
+	@if ! command -v redis-server >/dev/null; then \
+		echo "installing redis-server (Debian package)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	fi
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --airflow-free=only
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --airflow-free=exclude
 
@@ -74,15 +79,21 @@ e2e: install
 	cd tools/e2e && ../../$(BIN)/python run.py --executor $(EXECUTOR) --airflow "$(AIRFLOW)" --uv ../../$(UV)
 
 # Benchmarks (bench/README.md): import cost, a 1 GiB download (to disk and to S3), thousands of waits in one triggerer loop,
-# and waits on one token under a rate limit. Writes bench/results/; about 20 minutes. Longer windows:
-# bench/triggerer.py and bench/ratelimit.py without --quick.
+# and waits on one token under a rate limit, in one process and in 16 sharing a Redis store or not. Writes
+# bench/results/; about 25 minutes. Longer windows and every process count: bench/triggerer.py and
+# bench/ratelimit.py without --quick.
 bench: install
+	@if ! command -v redis-server >/dev/null; then \
+		echo "installing redis-server (Debian package)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	fi
 	$(BIN)/python bench/imports.py
 	$(BIN)/python bench/download.py
 	$(BIN)/python bench/object_storage.py
 	$(BIN)/python bench/triggerer.py --quick
 	$(BIN)/python bench/ratelimit.py --quick
 	$(BIN)/python bench/observability.py
+	$(BIN)/python bench/store_cost.py
 
 # The sdist and the wheel in dist/, checked: reproducible, twine and check-wheel-contents, what is inside
 # (tools/dist_check.py). About 15 s.

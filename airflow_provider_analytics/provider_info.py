@@ -157,6 +157,18 @@ def get_provider_info() -> dict[str, Any]:
                         "description": "Sends the token unencrypted. Only for trusted private networks.",
                         "schema": {"type": ["boolean", "null"], "default": False},
                     },
+                    "rate_limit_redis_conn_id": {
+                        "label": "Rate limit store (Redis connection id)",
+                        "description": "A redis connection through which every process on this token shares one "
+                        "rate limiter. Empty: each process paces on its own.",
+                        "schema": {"type": ["string", "null"], "pattern": "^[A-Za-z0-9_.~:-]{1,250}$"},
+                    },
+                    "secret_sources": {
+                        "label": "Secrets definitions may read",
+                        "description": "Airflow connection ids and variable keys a definitions file may refer to"
+                        " (glob patterns, comma-separated). Default: analytics_*.",
+                        "schema": {"type": ["string", "null"], "examples": ["analytics_*, warehouse_db"]},
+                    },
                 },
             }
         ],

@@ -138,3 +138,17 @@ def asset_state_accessors(store: Any) -> list[Any]:
     if isinstance(by_name, dict) and isinstance(by_uri, dict) and len(by_name) + len(by_uri) > 1:
         return [*by_name.values(), *by_uri.values()]
     return [store]
+
+
+@functools.cache
+def reschedule_exception() -> type[Exception]:
+    """Airflow's ``AirflowRescheduleException``, which a sensor in reschedule mode raises to give its slot back.
+
+    common-compat does not bridge it: Airflow 3.3 defines it in ``airflow.sdk.exceptions`` (its
+    ``airflow.exceptions`` re-exports it), 2.11 to 3.1 in ``airflow.exceptions`` only. Read once, where a task runs.
+    """
+    try:
+        from airflow.sdk.exceptions import AirflowRescheduleException
+    except ImportError:  # before the task SDK held it
+        from airflow.exceptions import AirflowRescheduleException  # type: ignore[attr-defined,no-redef,unused-ignore]
+    return AirflowRescheduleException  # type: ignore[no-any-return,unused-ignore]

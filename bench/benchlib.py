@@ -57,6 +57,25 @@ def status_kb(field: str, pid: int | str = "self") -> int:
     return 0
 
 
+def process_cpu(pid: int) -> float:
+    """Seconds of CPU (user and system, all threads) process ``pid`` has used, from ``/proc``; 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14 and 15)
+
+
+def memory_available_kb() -> int:
+    """``MemAvailable`` of ``/proc/meminfo`` in KiB: what new processes can take without swapping."""
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1])
+    return 0
+
+
 def cpu_busy(cpu: int) -> float:
     """Seconds CPU ``cpu`` has spent busy (user, system, irq, steal...) since boot, from ``/proc/stat``."""
     with open("/proc/stat") as stat:

@@ -3,7 +3,9 @@
 The waits process of ``bench/ratelimit.py`` sends the provider's metrics (docs/metrics.md) through Airflow's StatsD
 client to a listener of the bench, which keeps each datagram's arrival time. ``limiter_series`` turns what arrived
 into per-second series of one run, ``metrics_section`` gives the section of ``bench/results/ratelimit.md`` that
-lists their figures, and ``write_metrics_plot`` draws ``bench/results/ratelimit_metrics.png`` from them alone.
+lists their figures, and ``write_metrics_plot`` draws ``bench/results/ratelimit_metrics.png`` from them alone. Only
+the one-process runs have them: with K processes on one listener the gauges (pace, queue depth) of different
+processes overwrite each other, and a datagram does not say which process sent it.
 """
 
 from __future__ import annotations
@@ -147,8 +149,12 @@ def metrics_table(results: list[tuple[Scenario, dict[str, Any]]]) -> str:
             lambda s, f: f"{fmt(f['datagrams'], ',')} ({fmt(f['dropped'], ',')})",
         ),
     ]
-    headers = ["metric (whole run unless said)"] + [f"({s.group}) {s.label}" for s, _ in columns]
+    headers = ["metric (whole run unless said)"] + [f"({s.group}) {s.label}{store_suffix(s)}" for s, _ in columns]
     return md_table(headers, lines)
+
+
+def store_suffix(scenario: Scenario) -> str:
+    return ", Redis store" if scenario.store == "redis" else ""
 
 
 def write_metrics_plot(results: list[tuple[Scenario, dict[str, Any]]]) -> None:
@@ -185,7 +191,7 @@ def write_metrics_plot(results: list[tuple[Scenario, dict[str, Any]]]) -> None:
         said = f"429s: {sum(series['refused']):,}" + (f", the last {refusals[-1] + 1} s in" if refusals else "")
         top.text(0.98, 0.12, said, transform=top.transAxes, ha="right", size=8, color="tab:red")
         title = f"({scenario.group}) {scenario.n:,} waits, I = {scenario.interval:g} s, R = {scenario.limit}/s, "
-        top.set_title(title + scenario.label, fontsize=9)
+        top.set_title(title + scenario.label + store_suffix(scenario), fontsize=9)
         top.set_ylabel("requests/s")
         for conn, values in series["queue_depth"].items():
             depth = [math.nan if v is None else v for v in values]
@@ -219,5 +225,6 @@ def metrics_section(results: list[tuple[Scenario, dict[str, Any]]]) -> str:
         "The waits process ran with Airflow's StatsD metrics on (`statsd_influxdb_enabled`, so with their tags), "
         "sent to a UDP listener of `bench/ratelimit.py` that kept each datagram's arrival time; the figures below "
         "come from those metrics alone (docs/metrics.md names them), from the creation of the waits to the end of "
-        "the window, and `ratelimit_metrics.png` plots them per second.\n\n" + measured
+        "the window, and `ratelimit_metrics.png` plots them per second. One-process runs only: the processes of a "
+        "K-process run send them too (the same cost), but their gauges cannot be told apart.\n\n" + measured
     )

@@ -1,39 +1,81 @@
-"""The report of ``bench/ratelimit.py``: targets, each run's figures and verdict, the Markdown tables, the plot.
+"""The targets of ``bench/ratelimit.py`` and each run's figures and verdict against them.
 
-Given the rows ``bench/ratelimit.py`` collected (one dict per run: the waits process's ``RESULT`` and the
-server's counters over the window), ``report`` gives the text of ``bench/results/ratelimit.md``,
-``write_plot`` writes ``bench/results/ratelimit.png`` and ``summary_line`` is the line printed after each run.
-The targets are those of ``bench/README.md``. What the waits' own metrics showed is ``ratelimit_metrics.py``'s.
+Given the row ``bench/ratelimit.py`` collected for a run (its processes' ``RESULT`` merged, the server's counters
+over the window, the store's figures), ``figures`` derives what the tables show, ``misses`` says which target each
+figure misses and ``verdict`` sums it up; ``summary_line`` is the line printed after each run. The tables are
+``ratelimit_tables.py``'s, the plots ``ratelimit_plot.py``'s, the waits' own metrics ``ratelimit_metrics.py``'s.
+The targets are those of ``bench/README.md``.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
 
-from benchlib import BENCH, RESULTS, machine, md_table, percentile
+from benchlib import percentile
 
 NOISY = 0.2  # other processes took more than this share of a CPU during the window
-# Targets (bench/README.md).
-MAX_REFUSED = 0.05
-MIN_USEFUL = 0.90  # of the limit (of N/I when that is lower)
-MAX_GAP_RATIO = 1.5  # gap p99 / floor
-# The loop-lag target: the max lag may exceed the no-limit reference's by this factor plus this many ms, the
-# noise of a max between runs of one configuration (the longest full garbage collection sets both maxima).
+# The loop-lag target of one process: the max lag may exceed the no-limit reference's by this factor plus this many
+# ms, the noise of a max between runs of one configuration (the longest full garbage collection sets both maxima).
 LAG_FACTOR = 1.25
 LAG_SLACK_MS = 25.0
 
 
 @dataclass(frozen=True)
+class Targets:
+    """What a run must reach (bench/README.md).
+
+    :param name: which set, as the tables name it.
+    :param max_refused: the largest share of requests refused (429s / requests).
+    :param min_useful: the smallest useful answers per second, as a share of min(R, N/I).
+    :param max_gap_ratio: the largest p99 of the waits' longest gaps, over the floor max(I, N/R).
+    :param max_fairness: the largest ratio of one process's median longest gap to another's (K > 1).
+    :param judge_lag: whether the max loop lag is judged against the no-limit reference (one process only).
+    """
+
+    name: str
+    max_refused: float
+    min_useful: float
+    max_gap_ratio: float
+    max_fairness: float | None = None
+    judge_lag: bool = False
+
+
+ONE_PROCESS = Targets("one process", 0.05, 0.90, 1.5, judge_lag=True)
+NO_STORE = Targets("K processes, no store", 0.01, 0.90, 1.5)
+STORE = Targets("K processes, shared store", 0.001, 0.95, 1.2, max_fairness=1.2)
+NO_STORE_MAX_PROCESSES = 16  # without a store, no target beyond this many processes
+
+
+@dataclass(frozen=True)
 class Scenario:
+    """One run: N waits at poll interval I against R requests/s, in K processes, with or without the store.
+
+    :param key: the run's name (``a-headers``, ``a-bare-k16-redis``).
+    :param group: the scenario it belongs to (``a``, ``b``, ``c``).
+    :param n: waits in all.
+    :param interval: their poll interval in seconds.
+    :param limit: the platform's requests per second and token (``None``: no limit).
+    :param headers: whether the platform sends ``X-RateLimit-*``.
+    :param processes: the processes the waits are spread over.
+    :param store: ``none``, or ``redis``: a shared store named by the connection.
+    """
+
     key: str
     group: str
     n: int
     interval: float
     limit: int | None
     headers: bool
+    processes: int = 1
+    store: str = "none"
+
+    def spread(self, processes: int, store: str) -> Scenario:
+        """This scenario over ``processes`` processes, with or without the store."""
+        key = self.key + (f"-k{processes}" if processes > 1 else "") + ("-redis" if store == "redis" else "")
+        return dataclasses.replace(self, key=key, processes=processes, store=store)
 
     @property
     def label(self) -> str:
@@ -42,19 +84,35 @@ class Scenario:
         return "X-RateLimit headers" if self.headers else "no headers"
 
     @property
+    def store_label(self) -> str:
+        return "Redis store" if self.store == "redis" else "no store"
+
+    @property
+    def fleet_label(self) -> str:
+        return f"{self.processes} process{'es' if self.processes > 1 else ''}, {self.store_label}"
+
+    @property
     def floor(self) -> float:
         """The shortest longest-gap a fair client can give every wait: one answer per wait per N/R seconds."""
         return max(self.interval, self.n / self.limit) if self.limit else self.interval
 
     @property
-    def useful_target(self) -> float:
-        """The useful answers per second the target asks for (90 % of what the limit lets through)."""
-        ceiling = self.n / self.interval if self.limit is None else min(self.limit, self.n / self.interval)
-        return MIN_USEFUL * ceiling
+    def ceiling(self) -> float:
+        """The useful answers per second the waits can get at best: min(R, N/I), or N/I without a limit."""
+        return self.n / self.interval if self.limit is None else min(self.limit, self.n / self.interval)
 
     @property
     def start_limit(self) -> float:
         return max(10.0, 3 * self.interval, 2 * self.n / self.limit if self.limit else 0.0)
+
+    @property
+    def targets(self) -> Targets | None:
+        """The targets of this run: one process keeps today's; ``None`` when none is set (many, no store)."""
+        if self.processes == 1:
+            return ONE_PROCESS
+        if self.store == "redis":
+            return STORE
+        return NO_STORE if self.processes <= NO_STORE_MAX_PROCESSES else None
 
 
 GROUPS = {
@@ -75,8 +133,20 @@ def counted_warnings(row: dict[str, Any]) -> tuple[int, int]:
     return ours, other
 
 
+def fairness(row: dict[str, Any]) -> float | None:
+    """The ratio of the largest to the smallest per-process median of the waits' longest gaps (K > 1 only).
+
+    Each process's median says how long its typical wait went without an answer; a ratio of 1 means no process's
+    waits were served worse than another's.
+    """
+    medians = [p["gap_median"] for p in row.get("per_process", []) if p.get("n")]
+    if len(medians) < 2:
+        return None
+    return max(medians) / min(medians) if min(medians) > 0 else math.inf
+
+
 def figures(row: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
-    """The derived figures of one run (``None`` where the run did not reach them)."""
+    """The derived figures of one run (``{}`` where the run did not reach them)."""
     if "gaps" not in row or "requests" not in row:
         return {}
     window = row["window"]
@@ -84,21 +154,23 @@ def figures(row: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
     gaps = row["gaps"]
     ours, other = counted_warnings(row)
     useful_per_s = row["useful"] / window
+    per_process = row.get("per_process", [])
     return {
         "requests": requests,
         "refused_share": refused / requests if requests else 0.0,
         "per_useful": requests / ok if ok else math.inf,
         "useful_per_s": useful_per_s,
-        "useful_of_limit": useful_per_s / scenario.limit if scenario.limit else None,
-        "useful_of_target_base": useful_per_s / (scenario.useful_target / MIN_USEFUL),
+        "useful_of_ceiling": useful_per_s / scenario.ceiling,
         "gap_p50": percentile(gaps, 0.5),
         "gap_p99": percentile(gaps, 0.99),
         "gap_max": max(gaps, default=0.0),
         "floor": scenario.floor,
         "gap_ratio": percentile(gaps, 0.99) / scenario.floor,
+        "fairness": fairness(row),
         "warnings": ours,
         "other_warnings": other,
         "warnings_per_min": 60 * ours / window,
+        "process_warnings_max_per_min": 60 * max((p["warnings"] for p in per_process), default=ours) / window,
     }
 
 
@@ -109,32 +181,45 @@ def lag_budget(reference: dict[str, Any] | None) -> float | None:
     return LAG_FACTOR * float(reference["lag_max_ms"]) + LAG_SLACK_MS
 
 
+def misses(row: dict[str, Any], scenario: Scenario, reference: dict[str, Any] | None) -> dict[str, str]:
+    """Each target the run missed, by figure (``refused``, ``useful``, ``gap``, ``fairness``, ``failed``, ``lag``)."""
+    targets = scenario.targets
+    f = figures(row, scenario)
+    if targets is None or not f:
+        return {}
+    out = {}
+    if f["refused_share"] > targets.max_refused:
+        out["refused"] = f"refused {f['refused_share']:.1%} > {targets.max_refused:.1%}"
+    if f["useful_of_ceiling"] < targets.min_useful:
+        what = "of the limit" if scenario.limit else "of N/I"
+        out["useful"] = f"useful {f['useful_of_ceiling']:.0%} {what} < {targets.min_useful:.0%}"
+    if f["gap_ratio"] > targets.max_gap_ratio:
+        out["gap"] = f"gap p99 {f['gap_ratio']:.2f}x floor > {targets.max_gap_ratio}x"
+    if targets.max_fairness is not None and (f["fairness"] or 1.0) > targets.max_fairness:
+        out["fairness"] = f"fairness {f['fairness']:.2f}x > {targets.max_fairness}x"
+    if row["failed_waits"]:
+        out["failed"] = f"{row['failed_waits']} failed waits"
+    budget = lag_budget(reference)
+    if targets.judge_lag and scenario.limit is not None and budget is not None and row["lag_max_ms"] > budget:
+        out["lag"] = f"lag max {row['lag_max_ms']:.0f} ms > {budget:.0f} ms"
+    return out
+
+
 def verdict(row: dict[str, Any], scenario: Scenario, reference: dict[str, Any] | None) -> str:
-    """Met / not met against the targets (bench/README.md)."""
+    """Met / not met against the run's targets (bench/README.md), and what was missed."""
     if "crash" in row:
         return "not met: " + str(row["crash"])[:160]
     if row.get("stuck"):
-        return f"not met: the loop was stuck; {row.get('started')}/{scenario.n} waits had an answer when it was stopped"
-    f = figures(row, scenario)
-    if not f:
+        return f"not met: a loop was stuck; {row.get('started')}/{scenario.n} waits had an answer when it was stopped"
+    if not figures(row, scenario):
         return "n/a: no figures"
-    misses = []
-    if f["refused_share"] > MAX_REFUSED:
-        misses.append(f"refused {f['refused_share']:.0%} > {MAX_REFUSED:.0%}")
-    if f["useful_per_s"] < scenario.useful_target:
-        what = "of the limit" if scenario.limit else "of N/I"
-        misses.append(f"useful {f['useful_of_target_base']:.0%} {what} < {MIN_USEFUL:.0%}")
-    if f["gap_ratio"] > MAX_GAP_RATIO:
-        misses.append(f"gap p99 {f['gap_ratio']:.1f}x floor > {MAX_GAP_RATIO}x")
-    if row["failed_waits"]:
-        misses.append(f"{row['failed_waits']} failed waits")
-    budget = lag_budget(reference) if scenario.limit is not None else None
+    if scenario.targets is None:
+        return f"no target (more than {NO_STORE_MAX_PROCESSES} processes without the store)"
+    missed = misses(row, scenario, reference)
     lag = ""
-    if budget is not None and row["lag_max_ms"] > budget:
-        misses.append(f"lag max {row['lag_max_ms']:.0f} ms > {budget:.0f} ms")
-    elif budget is None and scenario.limit is not None:
+    if scenario.targets.judge_lag and scenario.limit is not None and lag_budget(reference) is None:
         lag = " (lag not judged: no reference run)"
-    return ("met" if not misses else "not met: " + "; ".join(misses)) + lag
+    return ("met" if not missed else "not met: " + "; ".join(missed.values())) + lag
 
 
 def fmt(value: Any, spec: str) -> str:
@@ -145,193 +230,15 @@ def noisy(row: dict[str, Any]) -> bool:
     return bool(max(row.get("others_cpu0_share", 0.0), row.get("others_cpu1_share", 0.0)) > NOISY)
 
 
-def table(group: str, rows: list[tuple[Scenario, dict[str, Any]]], reference: dict[str, Any] | None) -> str:
-    """One scenario's table: a column per run (headers / no headers), a row per figure."""
-    budget = lag_budget(reference)
-    columns = [(s, row, figures(row, s)) for s, row in rows]
-
-    def line(name: str, target: str, cell: Any) -> list[str]:
-        return [name] + [cell(s, row, f) if f else "n/a" for s, row, f in columns] + [target]
-
-    scenario = rows[0][0]
-    limited = scenario.limit is not None
-    lines = [
-        line("requests sent", "", lambda s, r, f: f"{f['requests']:,}"),
-        line("refused (429s / requests)", f"<= {MAX_REFUSED:.0%}", lambda s, r, f: f"{f['refused_share']:.1%}"),
-        line("requests per useful answer", "", lambda s, r, f: f"{f['per_useful']:.2f}"),
-        line(
-            "useful answers/s (% of the limit)" if limited else "useful answers/s (% of N/I)",
-            f">= {MIN_USEFUL:.0%}",
-            lambda s, r, f: f"{f['useful_per_s']:.1f} ({f['useful_of_target_base']:.0%})",
-        ),
-        line("polls given up (fetch raised)", "", lambda s, r, f: f"{r['given_up']:,}"),
-        line("waits without a useful answer in the window", "", lambda s, r, f: f"{r['unanswered']:,}"),
-        line(
-            "longest gap per wait p50 / p99 / max s",
-            "",
-            lambda s, r, f: f"{f['gap_p50']:.1f} / {f['gap_p99']:.1f} / {f['gap_max']:.1f}",
-        ),
-        line(
-            "floor max(I, N/R) s; gap p99 / floor",
-            f"<= {MAX_GAP_RATIO}x",
-            lambda s, r, f: f"{f['floor']:g}; {f['gap_ratio']:.2f}x",
-        ),
-        line(
-            "WARNING+ log records in the window (per minute)",
-            "",
-            lambda s, r, f: (
-                f"{f['warnings']:,} ({f['warnings_per_min']:,.0f})"
-                + (f" + {f['other_warnings']} other" if f["other_warnings"] else "")
-            ),
-        ),
-        line(
-            "event-loop lag p99 / max ms (full GC max)",
-            f"max <= {budget:.0f}" if budget is not None and limited else ("reference" if not limited else "n/a"),
-            lambda s, r, f: f"{r['lag_p99_ms']:.0f} / {r['lag_max_ms']:.0f} ({r['full_gc_max_ms']:.0f})",
-        ),
-        line("failed waits", "0", lambda s, r, f: f"{r['failed_waits']}"),
-        line("waits CPU busy", "", lambda s, r, f: f"{r['cpu_share']:.0%}"),
-        line(
-            "start-up s (waits answered)",
-            "",
-            lambda s, r, f: f"{r['startup_s']:.1f} ({r['started']:,}/{s.n:,})",
-        ),
-        line("server µs/req", "", lambda s, r, f: fmt(r.get("server_us_per_req"), ".0f")),
-        line(
-            "others on CPU 0 / 1; load before",
-            f"<= {NOISY:.0%}",
-            lambda s, r, f: (
-                f"{r.get('others_cpu0_share', 0):.0%} / {r.get('others_cpu1_share', 0):.0%}; "
-                f"{r.get('load_before', 0):.2f}"
-            ),
-        ),
-    ]
-    verdicts = ["verdict"] + [verdict(row, s, reference) + (" (noisy)" if noisy(row) else "") for s, row in rows] + [""]
-    lines.append(verdicts)
-    headers = ["figure (window)"] + [s.label for s, _ in rows] + ["target"]
-    return md_table(headers, lines)
-
-
-def report(
-    results: list[tuple[Scenario, dict[str, Any]]], window: float, quick: bool, took: float, measured: str = ""
-) -> str:
-    """The text of ``ratelimit.md``; ``measured`` is the section of the waits' metrics (``ratelimit_metrics.py``)."""
-    reference = next((row for s, row in results if s.limit is None and "lag_max_ms" in row), None)
-    out = [
-        "# Waits under a rate limit\n\n",
-        f"{machine()}. Waits pinned to CPU 0 (the provider's `ExecutionTrigger`, one token), the HTTPS server "
-        f"pinned to CPU 1 (`bench/tls_server.py --limit R`: fixed one-second windows, 429 with `Retry-After: 1`). "
-        f"Window {window:g} s after a start-up phase. Generated by `bench/ratelimit.py"
-        f"{' --quick' if quick else ''}` in {took / 60:.1f} min; load average before the first run "
-        f"{results[0][1].get('load_before', 0):.2f} (`uptime`: "
-        f"{results[0][1].get('uptime', '?')}). Provider measured: {provider_measured(results)}. See "
-        "`bench/README.md` for the method and the targets.\n",
-    ]
-    for group in ("a", "b", "c"):
-        rows = [(s, row) for s, row in results if s.group == group]
-        if rows:
-            out.append(f"\n## {GROUPS[group]}\n\n")
-            out.append(table(group, rows, reference))
-    out.append(measured)
-    budget = lag_budget(reference)
-    if budget is not None:
-        out.append(
-            f"\nLoop lag is judged against the no-limit run (c): a limited run meets it when its max lag is at most "
-            f"{LAG_FACTOR}x the reference's max + {LAG_SLACK_MS:.0f} ms = {budget:.0f} ms, an allowance for the "
-            "run-to-run noise of a max (the longest full garbage collection of the window usually sets both, "
-            "hence the full GC column).\n"
-        )
-    errors = {s.key: row.get("errors") for s, row in results if row.get("errors")}
-    if errors:
-        out.append("\nMost frequent errors of `fetch` (polls given up) and ended waits per run:\n\n")
-        out += [f"- {key}: {json.dumps(what)}\n" for key, what in errors.items()]
-    loggers = {s.key: row.get("warnings") for s, row in results if row.get("warnings")}
-    if loggers:
-        out.append(
-            "\nWARNING+ records in the window by logger (in brackets, the cross-check: lines of the waits "
-            "process's output in the window that a warning or error level starts):\n\n"
-        )
-        out += [
-            f"- {s.key}: {json.dumps(row['warnings'])} ({row.get('stdout_warning_lines', {}).get('window', 0):,} "
-            "lines)\n"
-            for s, row in results
-            if row.get("warnings")
-        ]
-    return "".join(out)
-
-
-def provider_measured(results: list[tuple[Scenario, dict[str, Any]]]) -> str:
-    """Which copy of the provider the waits imported: the working tree's, or the one of ``--provider-path``."""
-    paths = sorted({str(row["provider"]) for _, row in results if "provider" in row})
-    tree = str(BENCH.parent / "airflow_provider_analytics")
-    return ", ".join("the working tree" if path == tree else f"`{path}`" for path in paths) or "unknown"
-
-
-def series(row: dict[str, Any]) -> tuple[list[float], list[int], list[int], list[int]]:
-    """Per wall-clock second of the window: seconds since its start, useful answers, 200s and 429s sent."""
-    first, last = row["seconds"]
-    seconds = list(range(first, last))
-    useful = [int(row["per_second"].get(str(s), 0)) for s in seconds]
-    served = {int(second): (allowed, refused) for second, allowed, refused in row.get("history", [])}
-    allowed = [served.get(s, (0, 0))[0] for s in seconds]
-    refused = [served.get(s, (0, 0))[1] for s in seconds]
-    return [s - first for s in seconds], useful, allowed, refused
-
-
-def write_plot(results: list[tuple[Scenario, dict[str, Any]]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    done = [(s, row) for s, row in results if "gaps" in row and "seconds" in row]
-    if not done:
-        return
-    columns = 3
-    rows_needed = math.ceil((len(done) + 1) / columns)
-    figure, panels = plt.subplots(rows_needed, columns, figsize=(5.2 * columns, 3.8 * rows_needed), squeeze=False)
-    flat = [panel for row in panels for panel in row]
-    for panel, (scenario, row) in zip(flat, done, strict=False):
-        xs, useful, _, refused = series(row)
-        if scenario.limit is not None:
-            panel.axhline(scenario.limit, color="grey", linewidth=3, alpha=0.4, label=f"limit {scenario.limit}/s")
-            panel.plot(xs, refused, ".-", color="tab:red", alpha=0.8, label="429s/s (server)")
-        else:
-            panel.axhline(scenario.n / scenario.interval, color="grey", linewidth=3, alpha=0.4, label="N/I")
-        panel.plot(xs, useful, ".-", color="tab:blue", label="useful answers/s (waits)")
-        title = f"({scenario.group}) {scenario.n:,} waits, I = {scenario.interval:g} s, "
-        title += f"R = {scenario.limit}/s, {scenario.label}" if scenario.limit else "no limit"
-        panel.set_title(title, fontsize=9)
-        panel.set_xlabel("seconds into the window")
-        top = max([scenario.limit or scenario.n / scenario.interval, *useful, *refused])
-        panel.set_ylim(0, 1.35 * top)  # room for the legend above the lines
-        panel.legend(fontsize=7, loc="upper right")
-    gaps_panel = flat[len(done)]
-    for scenario, row in done:
-        ratios = sorted(gap / scenario.floor for gap in row["gaps"])
-        share = [(i + 1) / len(ratios) for i in range(len(ratios))]
-        gaps_panel.step(ratios, share, where="post", label=f"{scenario.group}: {scenario.label}")
-    gaps_panel.axvline(MAX_GAP_RATIO, color="k", linestyle=":", label=f"target p99 <= {MAX_GAP_RATIO}x")
-    gaps_panel.axhline(0.99, color="grey", linewidth=0.5)
-    gaps_panel.set_xscale("log")
-    gaps_panel.set_title("longest gap per wait / floor (share of waits at or below)", fontsize=9)
-    gaps_panel.set_xlabel("gap / max(I, N/R)")
-    gaps_panel.legend(fontsize=7, loc="lower right")
-    for panel in flat[len(done) + 1 :]:
-        panel.axis("off")
-    figure.tight_layout()
-    figure.savefig(RESULTS / "ratelimit.png", dpi=80)
-    plt.close(figure)
-
-
 def summary_line(scenario: Scenario, row: dict[str, Any], reference: dict[str, Any] | None) -> str:
     f = figures(row, scenario)
     if not f:
-        return f"{scenario.key}: {verdict(row, scenario, reference)}"
+        return f"{scenario.key}: {verdict(row, scenario, reference)} ({row.get('wall_s', 0):.0f} s)"
     return (
-        f"{scenario.key:<10} requests {f['requests']:>6,}  refused {f['refused_share']:5.1%}  "
+        f"{scenario.key:<20} requests {f['requests']:>6,}  refused {f['refused_share']:5.1%}  "
         f"req/useful {f['per_useful']:.2f}  useful/s {f['useful_per_s']:.1f}  "
         f"gap p50/p99/max {f['gap_p50']:.1f}/{f['gap_p99']:.1f}/{f['gap_max']:.1f} s (floor {f['floor']:g})  "
-        f"warnings {f['warnings']:,}  lag p99/max {row['lag_p99_ms']:.0f}/{row['lag_max_ms']:.0f} ms  "
-        f"failed {row['failed_waits']}  load {row.get('load_before', 0):.2f}"
+        f"fairness {fmt(f['fairness'], '.2f')}  warnings {f['warnings']:,}  "
+        f"lag p99/max {row['lag_p99_ms']:.0f}/{row['lag_max_ms']:.0f} ms  failed {row['failed_waits']}  "
+        f"load {row.get('load_before', 0):.2f}  took {row.get('wall_s', 0):.0f} s: {verdict(row, scenario, reference)}"
     )

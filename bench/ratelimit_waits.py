@@ -1,24 +1,31 @@
-"""One scenario of ``bench/ratelimit.py``: N ``ExecutionTrigger`` waits on ONE token in one asyncio loop.
+"""One process of a ``bench/ratelimit.py`` run: its share of the N ``ExecutionTrigger`` waits on ONE token, in one loop.
 
-Run by ``bench/ratelimit.py`` in a fresh interpreter pinned to CPU 0, with ``AIRFLOW_HOME``,
-``AIRFLOW__CORE__UNIT_TEST_MODE``, ``AIRFLOW__CORE__LOAD_EXAMPLES`` and ``AIRFLOW_CONN_ANALYTICS_DEFAULT``
-set by the parent, against ``bench/tls_server.py`` (with or without ``--limit``). The waits are the
-provider's real triggers, each driven by ``async for event in trigger.run()`` as one task, as
-``bench/waits.py``'s ``provider`` design does: hook, client, retries, stagger and any client-side pacing are
-the provider's own. A subclass only records when ``fetch`` returned (a *useful answer*) or raised (the poll
-was given up: the poll loop logs it and polls again at the next interval).
+Run by ``bench/ratelimit.py``, K at a time (K = 1 is one triggerer; more are a deployment's triggerers and
+workers on the same token), each a fresh interpreter with ``AIRFLOW_HOME``, ``AIRFLOW__CORE__UNIT_TEST_MODE``,
+``AIRFLOW__CORE__LOAD_EXAMPLES`` and ``AIRFLOW_CONN_ANALYTICS_DEFAULT`` set by the parent, against
+``bench/tls_server.py`` (with or without ``--limit``). The waits are the provider's real triggers, each driven by
+``async for event in trigger.run()`` as one task, as ``bench/waits.py``'s ``provider`` design does: hook, client,
+retries, stagger and any client-side pacing (a shared store included, when the connection names one) are the
+provider's own. A subclass only records when ``fetch`` returned (a *useful answer*) or raised (the poll was given
+up: the poll loop logs it and polls again at the next interval). Execution ids are ``ex_<offset + i>``: distinct
+across the processes of a run.
 
-All N tasks are created at once; start-up ends when every wait has had one useful answer (or at
-``--start-limit``), then a window of ``--window`` seconds is measured: useful answers (in all and per wall
-clock second), each wait's longest gap without a useful answer (a gap counts when it ends in the window,
-however early it began; a gap still open at the window's end counts up to the end), polls given up, waits
+The parent drives every process through the same barriers, so that K processes start at one moment and measure
+one window: the process imports Airflow and the provider on the CPUs of ``--import-cpus``, builds its waits and
+prints ``READY``; on ``GO <epoch>`` (stdin) it pins itself to ``--cpu`` and creates all its waits at that epoch; when
+each has had one useful answer (or at ``--start-limit``) it prints ``STARTED``; on ``WINDOW <w0> <w1>`` (whole
+epoch seconds, the server's windows) it measures from w0 to w1 and prints ``RESULT <json>``: useful answers (in
+all and per epoch second), each wait's longest gap without a useful answer (a gap counts when it ends in the
+window, however early it began; a gap still open at the window's end counts up to the end), polls given up, waits
 that ended (an event or an exception: the server never finishes an execution, so any end is a failure),
-WARNING-or-worse log records by logger name (stdlib ``logging`` and structlog, which Airflow's trigger
-loggers use), event-loop lag (the 50 ms ticker of ``waits.py``), the longest full garbage collection, and
-the process's CPU. Lines on stdout: ``WINDOW_START``, ``WINDOW_END`` (the parent reads the server's counters
-then) and ``RESULT <json>``; everything else on stdout is the process's own log output. With
-``AIRFLOW__METRICS__STATSD_ON=True`` (and the rest of ``[metrics]``) in its environment, it builds Airflow's
-metrics backend as a triggerer does when it starts, and the provider's metrics go to the parent's listener.
+WARNING-or-worse log records by logger name (stdlib ``logging`` and structlog, which Airflow's trigger loggers
+use), event-loop lag (the 50 ms ticker of ``waits.py``) and the longest full garbage collection. Every figure is
+taken on the epoch window, not on when this loop woke: a late loop counts the same seconds as the others. It
+prints ``WINDOW_START`` and ``WINDOW_END`` too (the parent splits the log lines it writes by them); everything else
+on stdout is the process's own log output. The parent reads its CPU time from ``/proc``. EOF on stdin (the
+parent is gone) ends it. With ``AIRFLOW__METRICS__STATSD_ON=True`` (and the rest of ``[metrics]``) in its
+environment, it builds Airflow's metrics backend as a triggerer does when it starts, and the provider's metrics
+go to the parent's listener.
 """
 
 from __future__ import annotations
@@ -41,15 +48,17 @@ from collections.abc import Callable, Coroutine, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from benchlib import ROOT, cpu_busy, percentile, pin
+from benchlib import ROOT, percentile, pin
 from waits import ticker
 
 WARNING_METHODS = frozenset({"warning", "warn", "error", "exception", "critical", "fatal"})
 _DIGITS = re.compile(r"(?<=_)[0-9]+")  # ids (ex_12, req_345) out of error messages, so that equal errors group
+# The longest the parent takes to name the window once every process has started (bench/ratelimit_fleet.py).
+WINDOW_BARRIER_S = 15.0
 
 
 class Record:
-    """What the waits of one run did."""
+    """What the waits of one process did; the window is set once the parent names it (monotonic seconds)."""
 
     def __init__(self, n: int) -> None:
         self.n = n
@@ -58,10 +67,12 @@ class Record:
         self.last = [0.0] * n  # monotonic time of each wait's last useful answer; 0: none yet
         self.gap = [0.0] * n  # each wait's longest gap that ended in the window
         self.answers = 0
+        self.useful = 0  # answers in the window
+        self.heard = [False] * n  # each wait: whether it had a useful answer in the window
         self.started = 0
         self.all_started = asyncio.Event()
         self.per_second: Counter[int] = Counter()  # useful answers per epoch second
-        self.window_open = False
+        self.m0 = self.m1 = math.inf  # the window: from m0 (included) to m1 (not), monotonic
         self.given_up = 0  # in the window
         self.given_up_total = 0
         self.failed = [False] * n
@@ -72,6 +83,9 @@ class Record:
         self._gc_started = 0.0
         gc.callbacks.append(self._gc)
 
+    def in_window(self, now: float) -> bool:
+        return self.m0 <= now < self.m1
+
     def answered(self, index: int) -> None:
         now = time.monotonic()
         last = self.last[index]
@@ -79,17 +93,21 @@ class Record:
             self.started += 1
             if self.started == self.n:
                 self.all_started.set()
-        if self.window_open:
-            gap = now - (last or self.begin)
-            if gap > self.gap[index]:
-                self.gap[index] = gap
+        # A gap counts when it ends in the window; one still open at the window's end counts up to the end (an
+        # answer after the end, before the summary is taken, must not hide it).
+        end = now if now < self.m1 else self.m1 if (last or self.begin) < self.m1 else 0.0
+        if end >= self.m0:
+            self.gap[index] = max(self.gap[index], end - (last or self.begin))
+        if self.in_window(now):
+            self.useful += 1
+            self.heard[index] = True
+            self.per_second[int(time.time())] += 1
         self.last[index] = now
         self.answers += 1
-        self.per_second[int(time.time())] += 1
 
     def gave_up(self, what: str) -> None:
         self.given_up_total += 1
-        if self.window_open:
+        if self.in_window(time.monotonic()):
             self.given_up += 1
         self.errors[_DIGITS.sub("N", what)[:200]] += 1
 
@@ -99,7 +117,7 @@ class Record:
 
     def logged(self, name: str) -> None:
         self.warnings_total += 1
-        if self.window_open:
+        if self.in_window(time.monotonic()):
             self.warnings[name] += 1
 
     def _gc(self, phase: str, info: dict[str, Any]) -> None:
@@ -150,8 +168,10 @@ def described(exc: BaseException, api_errors: tuple[type[BaseException], ...]) -
     return text
 
 
-def provider_waits(record: Record, n: int, interval: float) -> list[Callable[[], Coroutine[Any, Any, None]]]:
-    """The provider's triggers, each drained with ``async for`` like the triggerer does."""
+def provider_waits(
+    record: Record, n: int, offset: int, interval: float
+) -> list[Callable[[], Coroutine[Any, Any, None]]]:
+    """The provider's triggers, each drained with ``async for`` like the triggerer does; ids from ``offset`` on."""
     from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook
     from airflow_provider_analytics.triggers.executions import ExecutionTrigger
     from airflow_provider_analytics.wire.errors import AnalyticsError
@@ -172,7 +192,7 @@ def provider_waits(record: Record, n: int, interval: float) -> list[Callable[[],
 
     def drive(index: int) -> Callable[[], Coroutine[Any, Any, None]]:
         trigger = CountingTrigger(
-            workflow_id="wf_bench", execution_id=f"ex_{index}", poll_interval=interval, deadline=None
+            workflow_id="wf_bench", execution_id=f"ex_{offset + index}", poll_interval=interval, deadline=None
         )
         trigger.bench_index = index
 
@@ -196,27 +216,23 @@ def summary(
 ) -> dict[str, Any]:
     """The figures from what was reached: all of them after a full run, the start-up ones if stuck."""
     now = time.monotonic()
-    t0 = marks.get("t0", now)
-    t1 = marks.get("t1", now)
-    span = max(t1 - t0, 1e-9)
-    gaps = [max(gap, t1 - (last or record.begin)) for gap, last in zip(record.gap, record.last, strict=True)]
-    window_lags = [lag for at, lag in lags if t0 <= at <= t1]
-    cpu = marks.get("cpu1", time.process_time()) - marks.get("cpu0", time.process_time())
-    others = marks.get("busy1", cpu_busy(args.cpu)) - marks.get("busy0", cpu_busy(args.cpu)) - cpu
-    first, last = int(marks.get("s0", time.time())), int(marks.get("s1", time.time()))
+    m0, m1 = min(record.m0, now), min(record.m1, now)
+    gaps = [
+        gap if last >= m1 else max(gap, m1 - (last or record.begin))
+        for gap, last in zip(record.gap, record.last, strict=True)
+    ]
+    window_lags = [lag for at, lag in lags if m0 <= at <= m1]
     return {
         "n": args.n,
+        "offset": args.offset,
         "interval": args.interval,
-        "stuck": "t1" not in marks,
-        "window": span,
-        "window_wall": [marks.get("w0", 0.0), marks.get("w1", 0.0)],
+        "stuck": "closed" not in marks,
         "began_wall": record.begin_wall,  # when the waits were created
         "startup_s": marks.get("startup", now - record.begin),
         "started": int(marks.get("started", record.started)),  # waits answered when start-up ended
-        "useful": int(marks.get("answers1", record.answers) - marks.get("answers0", record.answers)),
-        "unanswered": sum(1 for last in record.last if last < t0),  # no useful answer in the window
-        "seconds": [first, last],  # the window's epoch seconds: first included, last not
-        "per_second": {str(s): record.per_second.get(s, 0) for s in range(first, last)},
+        "useful": record.useful,
+        "unanswered": record.heard.count(False),  # no useful answer in the window
+        "per_second": {str(second): count for second, count in sorted(record.per_second.items())},
         "gaps": [round(gap, 3) for gap in gaps],
         "given_up": record.given_up,
         "given_up_total": record.given_up_total,
@@ -226,10 +242,8 @@ def summary(
         "warnings_total": record.warnings_total,
         "lag_p99_ms": 1000 * percentile(window_lags, 0.99),
         "lag_max_ms": 1000 * max(window_lags, default=0.0),
-        "startup_lag_max_ms": 1000 * max((lag for at, lag in lags if record.begin <= at < t0), default=0.0),
-        "full_gc_max_ms": 1000 * max((pause for at, pause in record.full_gc if t0 <= at <= t1), default=0.0),
-        "cpu_share": cpu / span,
-        "others_cpu0_share": max(0.0, others) / span,
+        "startup_lag_max_ms": 1000 * max((lag for at, lag in lags if record.begin <= at < m0), default=0.0),
+        "full_gc_max_ms": 1000 * max((pause for at, pause in record.full_gc if m0 <= at <= m1), default=0.0),
     }
 
 
@@ -237,20 +251,31 @@ def watchdog(
     args: argparse.Namespace, record: Record, marks: dict[str, float], lags: list[tuple[float, float]]
 ) -> None:
     """A thread: if the loop is still not done at the hard limit, print what was reached and end the process."""
-    time.sleep(args.start_limit + args.window + 20)
+    time.sleep(args.start_limit + args.window + WINDOW_BARRIER_S + 20)
     with contextlib.suppress(Exception):
         print("RESULT " + json.dumps(summary(args, record, marks, lags)), flush=True)
     os._exit(0)
 
 
-async def measure(args: argparse.Namespace) -> dict[str, Any]:
-    record = Record(args.n)
-    logging.getLogger().addHandler(WarningCounter(record))
-    count_structlog_warnings(record)
-    waits = provider_waits(record, args.n, args.interval)
+def next_line(expected: str) -> list[str]:
+    """The parent's next line on stdin, which must be ``expected`` and its arguments; EOF (the parent is gone) or
+    anything else ends the process."""
+    words = sys.stdin.readline().split()
+    if not words or words[0] != expected:
+        os._exit(3)
+    return words[1:]
+
+
+async def until(epoch: float) -> None:
+    await asyncio.sleep(max(0.0, epoch - time.time()))
+
+
+async def measure(
+    args: argparse.Namespace, record: Record, waits: list[Callable[[], Coroutine[Any, Any, None]]], go: float
+) -> dict[str, Any]:
     lags: list[tuple[float, float]] = []
     tick = asyncio.create_task(ticker(lags))
-    await asyncio.sleep(0.5)
+    await until(go)
     marks: dict[str, float] = {}
     record.begin, record.begin_wall = time.monotonic(), time.time()
     threading.Thread(target=watchdog, args=(args, record, marks, lags), daemon=True).start()
@@ -258,20 +283,17 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(record.all_started.wait(), args.start_limit)
     marks.update(startup=time.monotonic() - record.begin, started=record.started)
-    # The window spans whole epoch seconds, the server's windows: a partial second at either end would count
-    # up to R answers more than the limit lets through per second.
-    await asyncio.sleep(max(0.0, math.ceil(time.time()) - time.time()))
+    print(f"STARTED {record.started}", flush=True)
+    # The window, in whole epoch seconds (the server's windows), is the same for every process of the run; a
+    # thread reads it so that the loop goes on meanwhile.
+    w0, w1 = (float(word) for word in await asyncio.to_thread(next_line, "WINDOW"))
+    offset = time.time() - time.monotonic()
+    record.m0, record.m1 = w0 - offset, w1 - offset
+    await until(w0)
     print("WINDOW_START", flush=True)
-    record.window_open = True
-    marks.update(cpu0=time.process_time(), busy0=cpu_busy(args.cpu), answers0=record.answers)
-    marks.update(w0=time.time(), t0=time.monotonic())
-    end = math.floor(marks["w0"]) + max(1, round(args.window))
-    marks.update(s0=math.floor(marks["w0"]), s1=end)
-    await asyncio.sleep(max(0.0, end - time.time()))
-    marks.update(cpu1=time.process_time(), busy1=cpu_busy(args.cpu), answers1=record.answers)
-    marks.update(w1=time.time(), t1=time.monotonic())
-    record.window_open = False
+    await until(w1 + 0.05)  # an answer at w1 itself belongs to the next window
     print("WINDOW_END", flush=True)
+    marks["closed"] = 1.0
     result = summary(args, record, marks, lags)
     tick.cancel()
     for task in tasks:
@@ -283,13 +305,16 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("--n", type=int, required=True, help="this process's waits")
+    parser.add_argument("--offset", type=int, default=0, help="the first execution id's number")
     parser.add_argument("--interval", type=float, required=True)
     parser.add_argument("--window", type=float, required=True)
     parser.add_argument("--start-limit", type=float, required=True)
-    parser.add_argument("--cpu", type=int, default=0)
+    parser.add_argument("--cpu", type=int, default=0, help="the CPU the waits run on")
+    parser.add_argument("--import-cpus", default="", help="the CPUs to import on, e.g. 0,1 (default: as started)")
     args = parser.parse_args()
-    pin(args.cpu)
+    if args.import_cpus:
+        os.sched_setaffinity(0, {int(cpu) for cpu in args.import_cpus.split(",")})
     if "AIRFLOW_HOME" not in os.environ or "AIRFLOW_CONN_ANALYTICS_DEFAULT" not in os.environ:
         sys.exit("run me from bench/ratelimit.py: AIRFLOW_HOME and the connection must be set first")
     import airflow_provider_analytics
@@ -302,8 +327,18 @@ def main() -> None:
         from tests.support.metrics import rebuild_airflow_stats
 
         rebuild_airflow_stats()
-    result = asyncio.run(measure(args))
+    record = Record(args.n)
+    logging.getLogger().addHandler(WarningCounter(record))
+    count_structlog_warnings(record)
+    waits = provider_waits(record, args.n, args.offset, args.interval)
+    print("READY", flush=True)
+    go = float(next_line("GO")[0])
+    pin(args.cpu)
+    result = asyncio.run(measure(args, record, waits, go))
     result["provider"] = str(Path(airflow_provider_analytics.__file__).parent)
+    from airflow_provider_analytics.wire._accounts import limiter_snapshots
+
+    result["limiters"] = limiter_snapshots()  # what each limiter learnt by the end: to tell why a run went as it did
     print("RESULT " + json.dumps(result), flush=True)
     sys.stdout.flush()
     os._exit(0)  # the waits are cancelled and measured; skip the interpreter's slow teardown

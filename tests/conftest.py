@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import tempfile
 import threading
@@ -40,6 +41,10 @@ os.environ["AIRFLOW_HOME"] = str(_AIRFLOW_HOME)
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(Path(__file__).parent / "dags")
+# A deployment's Fernet key, the same in every process of the session (a DAG run's too), as a deployment sets one
+# for every component: unit-test mode would give Airflow 3's task configuration its unexpanded "{FERNET_KEY}".
+# The definitions derive their digests' key from it (tests/definitions/test_review_pins_secrets.py).
+os.environ.setdefault("AIRFLOW__CORE__FERNET_KEY", base64.urlsafe_b64encode(os.urandom(32)).decode())
 os.environ.pop("AIRFLOW_CONN_ANALYTICS_DEFAULT", None)
 
 # airflow_free first: it checks that nothing imported Airflow before the tests (fixtures imports none).

@@ -26,6 +26,8 @@ from airflow_provider_analytics.connection._notes import (
     without_bearer_prefix,
 )
 from airflow_provider_analytics.connection._protocol import ConnectionLike
+from airflow_provider_analytics.connection._secret_sources import secret_sources_of
+from airflow_provider_analytics.connection._store import rate_limit_store_id, rate_limit_store_of
 from airflow_provider_analytics.wire._tls import tls_context
 from airflow_provider_analytics.wire.config import (
     DEFAULT_MAX_DOWNLOAD_BYTES,
@@ -225,15 +227,19 @@ def _workspace(conn: ConnectionLike, extras: Mapping[str, Any]) -> str | None:
     return str(value).strip()  # its characters are checked by ClientConfig
 
 
-def client_config_from_connection(conn: ConnectionLike) -> ClientConfig:
+def client_config_from_connection(conn: ConnectionLike, store_conn: ConnectionLike | None = None) -> ClientConfig:
     """Build the client configuration, failing with a message that says which field to fix.
 
     :param conn: an Airflow connection of type ``analytics``.
+    :param store_conn: the Airflow connection of type ``redis`` its extra ``rate_limit_redis_conn_id`` names, looked
+        up by the hook (:func:`store_connection`); ``None``: no store.
     :raises AnalyticsInputError: naming the field when one cannot be used; nothing has been sent yet.
     """
     base_url, token, extras = base_url_of(conn), _token(conn), _extras(conn)
+    rate_limit_store_id(conn, extras)  # checked even where no store is used (the connection test's probe)
     warn_once(conn.conn_id, connection_notes(conn, extras))
     ui_url_of(conn, extras)  # checked now, so a bad link setting fails here and not halfway through a task
+    secret_sources_of(conn, extras)  # checked now too: a malformed one fails every task, not only an apply
     seconds = f"a positive number of seconds, at most {MAX_TIMEOUT:g}"
     settings: dict[str, Any] = {
         "workspace_id": _workspace(conn, extras),
@@ -248,11 +254,43 @@ def client_config_from_connection(conn: ConnectionLike) -> ClientConfig:
         "allow_insecure_http": _flag(conn, extras, "allow_insecure_http", False),
         # Named by errors that a setting of this connection causes; not Airflow's random id for a test.
         "connection_id": None if is_generated_test_id(conn.conn_id) else conn.conn_id,
+        "rate_limit_store": None if store_conn is None else rate_limit_store_of(store_conn, conn.conn_id),
     }
     try:
         return ClientConfig(base_url=base_url, token=token, **settings)
     except AnalyticsInputError as error:  # plain http:// to a remote host, a workspace id with bad characters
         raise AnalyticsInputError(f"{connection_name(conn.conn_id)}: {error}") from None
+
+
+def store_connection(conn: ConnectionLike, lookup: Callable[[str], Any]) -> Any:
+    """The Redis connection ``conn`` names as its rate limit store, looked up with ``lookup``; ``None`` when unset.
+
+    :param conn: the analytics connection.
+    :param lookup: the hook's connection lookup (it raises Airflow's not-found error for an unknown id).
+    :raises AnalyticsInputError: the extra names a connection Airflow does not have.
+    """
+    store_id = rate_limit_store_id(conn)
+    if store_id is None:
+        return None
+    from airflow.providers.common.compat.sdk import AirflowNotFoundException
+
+    try:
+        return lookup(store_id)
+    except AirflowNotFoundException:
+        raise missing_store(conn, store_id) from None
+
+
+def missing_store(conn: ConnectionLike, store_id: str) -> AnalyticsInputError:
+    """The error of a rate limit store that names a connection Airflow does not have.
+
+    :param conn: the analytics connection.
+    :param store_id: the id its extra names.
+    """
+    return AnalyticsInputError(
+        f"{connection_name(conn.conn_id)}: extra 'rate_limit_redis_conn_id' names the connection {store_id!r}, "
+        "which Airflow does not have: define it (type redis: host, port, password, extra db and ssl settings), "
+        "or remove the extra to let each process pace on its own"
+    )
 
 
 def ui_url_of(conn: ConnectionLike, extras: Mapping[str, Any] | None = None) -> str | None:
@@ -270,17 +308,20 @@ def ui_url_of(conn: ConnectionLike, extras: Mapping[str, Any] | None = None) -> 
     return text.rstrip("/")
 
 
-def masked_config(conn: Any) -> ClientConfig:
+def masked_config(conn: Any, store_conn: Any = None) -> ClientConfig:
     """The client config of an Airflow connection, its token registered with Airflow's secrets masker.
 
     :param conn: an Airflow connection of type ``analytics``.
+    :param store_conn: the Redis connection its extra ``rate_limit_redis_conn_id`` names (the hook looks it up).
     :raises AnalyticsInputError: naming the field when one cannot be used.
     """
-    config = client_config_from_connection(conn)
+    config = client_config_from_connection(conn, store_conn)
     # Airflow masks connection passwords itself; registering again covers tokens from URI or env forms.
     from airflow.providers.common.compat.sdk import mask_secret
 
     mask_secret(config.token)
+    if config.rate_limit_store is not None and config.rate_limit_store.password:
+        mask_secret(config.rate_limit_store.password)
     quiet_httpx_request_lines()
     return config
 
@@ -336,11 +377,12 @@ def quiet_httpx_request_lines() -> None:
         logger.setLevel(logging.WARNING)
 
 
-def prepared_config(conn: Any) -> ClientConfig:
+def prepared_config(conn: Any, store_conn: Any = None) -> ClientConfig:
     """The masked config with its TLS context built: everything blocking a client needs, done at once.
 
     :param conn: an Airflow connection of type ``analytics``.
+    :param store_conn: the Redis connection its extra ``rate_limit_redis_conn_id`` names (the hook looks it up).
     """
-    config = masked_config(conn)
+    config = masked_config(conn, store_conn)
     tls_context(config.verify)
     return config

@@ -7,12 +7,12 @@ in the same apply taking the id its create returned. It is safe to repeat:
 
 - a create carries an ``Idempotency-Key`` derived from ``key_seed``, the kind, the name and a hash of what is
   sent, so a retried task (the same plan applied again under the same seed) gets the first create back within
-  the platform's 24 hours instead of a second object, while a changed definition gets a fresh key. Secret
-  connection values are left out of the hash: the key travels in a header that proxies log, and a fast hash of
-  a password could be guessed back; a connection field kept in Airflow (``_references.py``) is hashed as
-  ``(secret)``, never as what it reads, so each try shares its keys. (A data source created, then given another
-  password and created again under the same seed within 24 hours, is therefore refused with 409 ``conflict``
-  rather than created twice.)
+  the platform's 24 hours instead of a second object, while a changed definition gets a fresh key. Secrets (by
+  the one rule, in every field) are left out of the hash (``_digests.key_body``): the key travels in a header
+  that proxies log, and a fast hash of a password could be guessed back; a reference to a secret kept in Airflow
+  (``_references.py``) is hashed as what it names, never as what it reads, so each try shares its keys. (An
+  object created, then given another secret and created again under the same seed within 24 hours, is therefore
+  refused with 409 ``conflict`` rather than created twice.)
   The seed should name the task instance (the operator passes DAG, run, task and map index, not the try
   number, so its retries share keys): within 24 hours the platform answers a key it has seen with the first
   answer, even for an object deleted since, so only the retries of one task instance should share keys.
@@ -24,8 +24,10 @@ in the same apply taking the id its create returned. It is safe to repeat:
   plan and apply fails the task with :class:`PreconditionFailedError` instead of being overwritten. A repeat of
   the very same update (an answer lost, a retried task) is recognised and not a conflict (``wire/_conditional``).
 
-Every connection field kept in Airflow that the writes need is read (through the resolver the hook hands in)
-and registered as a secret before the first write; a missing one fails the apply with nothing written. Every
+Every secret kept in Airflow that the writes need is read (through the resolver the hook hands in), each only
+when the deployment allows its name (``_references.SecretSources``, checked again here whatever the plan was
+made with), logged by name and registered as a secret before the first write; a missing one fails the apply
+with nothing written. Every
 write's request is built once, by :func:`_call`, before the first write is sent (so a body the client would
 refuse fails the apply before it writes anything), and sent as built; only a write that refers to an object the
 same apply creates is built again, once that object's id is known. Nothing else is sent: unchanged objects and
@@ -47,6 +49,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from airflow_provider_analytics.connection._config import register_secret_values, register_secrets
 from airflow_provider_analytics.definitions._compare import kept_layout
+from airflow_provider_analytics.definitions._digests import DigestKey, key_body
 from airflow_provider_analytics.definitions._load import DefinitionsSource, load_definitions
 from airflow_provider_analytics.definitions._model import (
     KINDS,
@@ -55,14 +58,18 @@ from airflow_provider_analytics.definitions._model import (
     DashboardDef,
     DataSourceDef,
     Kind,
-    SecretRef,
     WorkflowDef,
-    without_secrets,
 )
 from airflow_provider_analytics.definitions._plan import Change, Pending, Plan, Ref, make_plan
 from airflow_provider_analytics.definitions._problems import Problems, one_line
 from airflow_provider_analytics.definitions._read import read_existing
-from airflow_provider_analytics.definitions._references import SecretResolver, resolve_references, with_values
+from airflow_provider_analytics.definitions._references import (
+    SecretResolver,
+    SecretSources,
+    check_sources,
+    resolve_references,
+    with_values,
+)
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Call, Sender
 from airflow_provider_analytics.wire._conditional import send_update
@@ -87,18 +94,30 @@ Values = Mapping[tuple[str, str], Mapping[tuple[str | int, ...], Any]]
 _FREE_FORM: dict[Kind, str] = {"data_source": "connection", "chart": "options", "workflow": "configuration"}
 
 
-def plan_definitions(sender: Sender, source: DefinitionsSource, log: InfoLog = _LOG) -> Plan:
+def plan_definitions(
+    sender: Sender,
+    source: DefinitionsSource,
+    log: InfoLog = _LOG,
+    *,
+    secret_sources: SecretSources | None = None,
+    key: DigestKey | None = None,
+) -> Plan:
     """Load and check the definitions (before any request), read the platform, and plan; the plan is logged.
 
     :param sender: what sends the requests (a client).
     :param source: a path or glob of ``.yaml``/``.yml``/``.json`` files, a mapping, or a list of those.
     :param log: where the plan's table is logged.
-    :raises AnalyticsInputError: invalid definitions (no request sent), or a dangling or ambiguous reference or
-        name (only the listings sent).
+    :param secret_sources: which Airflow connections and variables a reference may name (the hook passes its
+        connection's ``secret_sources``); ``None``: the default, ``analytics_*``.
+    :param key: the key secrets enter the digests through (the hook passes the deployment's); ``None``: one of
+        this process only.
+    :raises AnalyticsInputError: invalid definitions, or a reference to a secret the deployment does not allow (no
+        request sent), or a dangling or ambiguous reference or name (only the listings sent).
     """
     definitions = load_definitions(source)
+    check_sources([d for kind in KINDS for d in definitions.of_kind(kind)], secret_sources or SecretSources())
     register_secrets(definitions.free_form())  # before the first request, for the masker's log lines too
-    plan = make_plan(definitions, read_existing(sender))
+    plan = make_plan(definitions, read_existing(sender), key)
     log.info("%s", plan.table())
     return plan
 
@@ -147,26 +166,24 @@ def idempotency_key(key_seed: str, kind: Kind, name: str, body: Mapping[str, Any
         DAG, task and run).
     :param kind: the object's kind.
     :param name: the object's name.
-    :param body: what the create sends (references resolved); secret connection values are not hashed, and a
-        connection field read from Airflow (a ``SecretRef``) counts as ``(secret)`` whatever it reads, so
-        that every try of a task shares its keys and no value read from Airflow reaches the header.
+    :param body: what the create sends (references to other objects resolved, secrets kept in Airflow not read);
+        every secret in it counts as ``(secret)`` and every reference to one as what it names
+        (``_digests.key_body``), so that every try of a task shares its keys and no secret reaches the header.
     """
-    hashed = dict(body)
-    if "connection" in body:
-        hashed["connection"] = without_secrets(body["connection"], "(secret)")
-    # A reference counts as "(secret)" wherever it is (a connection field, deep in options or a configuration).
     canonical = json.dumps(
-        [key_seed, kind, name, hashed],
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=True,
-        default=lambda value: "(secret)" if isinstance(value, SecretRef) else _not_json(value),
+        [key_seed, kind, name, key_body(body)], sort_keys=True, separators=(",", ":"), ensure_ascii=True
     )
     return f"apa-def-{kind}-{hashlib.sha256(canonical.encode()).hexdigest()[:48]}"
 
 
 def apply_plan(
-    sender: Sender, plan: Plan, *, key_seed: str, log: InfoLog = _LOG, secrets: SecretResolver | None = None
+    sender: Sender,
+    plan: Plan,
+    *,
+    key_seed: str,
+    log: InfoLog = _LOG,
+    secrets: SecretResolver | None = None,
+    secret_sources: SecretSources | None = None,
 ) -> AppliedPlan:
     """Send the plan's creates and updates, in dependency order; every check is made before the first write.
 
@@ -175,10 +192,12 @@ def apply_plan(
     :param key_seed: the seed of the creates' idempotency keys; the same seed makes a repeat of this apply
         create nothing twice.
     :param log: where each write is logged.
-    :param secrets: reads a data source's connection field kept in Airflow (``_references.py``); every one the
-        writes need is read, and registered as a secret, before the first write.
-    :raises AnalyticsInputError: the plan has ``cannot_apply`` entries, a reference to an Airflow secret cannot be
-        read, or a write would be refused before sending (nothing written).
+    :param secrets: reads a secret kept in Airflow (``_references.py``); every one the writes need is read, and
+        registered as a secret, before the first write.
+    :param secret_sources: which Airflow connections and variables a reference may name; ``None``: the default,
+        ``analytics_*``. Checked before anything is read, whatever the plan was made with.
+    :raises AnalyticsInputError: the plan has ``cannot_apply`` entries, a reference to an Airflow secret is not
+        allowed or cannot be read, or a write would be refused before sending (nothing written).
     :raises PreconditionFailedError: a dashboard changed on the platform after the plan read it.
     """
     if not isinstance(key_seed, str) or not key_seed.strip():
@@ -192,7 +211,10 @@ def apply_plan(
     writes = [change for change in plan.changes if change.action in ("create", "update")]
     writes.sort(key=lambda change: KINDS.index(change.kind))  # dependency order, whatever order the plan lists
     # Read into what is sent only: the plan (its XCom form, its digests) and the definitions never hold a value.
-    values = resolve_references([c.definition for c in writes if c.definition is not None], secrets)
+    creating = [c.definition for c in writes if c.definition is not None]
+    check_sources(creating, secret_sources or SecretSources())
+    _log_reads(plan, log)
+    values = resolve_references(creating, secrets)
     register_secret_values(value for fields in values.values() for value in fields.values())
     built = _check_writes(writes, key_seed, values)
     created: dict[Pending, str] = {}
@@ -218,6 +240,18 @@ def apply_plan(
     if not written:
         log.info("Nothing to apply: every definition matches the platform")
     return AppliedPlan(tuple(written))
+
+
+def _log_reads(plan: Plan, log: InfoLog) -> None:
+    """One line naming every secret kept in Airflow this apply reads (never a value), before any is read."""
+    read = plan.secrets
+    if read:
+        named = [
+            f"{item['kind']} {one_line(item['name'])!r} {one_line(item['at'])} <- "
+            + (f"variable {item['variable']!r}" if "variable" in item else f"{item['connection']!r}.{item['field']}")
+            for item in read
+        ]
+        log.info("Reading %d secret(s) from Airflow for this apply: %s", len(read), "; ".join(named))
 
 
 def _check_writes(writes: list[Change], key_seed: str, values: Values) -> dict[int, tuple[dict[str, Any], Call[Any]]]:
@@ -253,10 +287,6 @@ def _built(
         field = _FREE_FORM[change.kind]
         body[field] = with_values(body[field], values.get((change.kind, change.name), {}))
     return body, _call(change, body, key)
-
-
-def _not_json(value: object) -> object:
-    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _call(change: Change, body: dict[str, Any], key: str) -> Call[Any]:

@@ -3,17 +3,15 @@
 No I/O. Values here are plain JSON as the platform answered them, and definitions as ``_load`` checked them.
 A connection's values never leave this module: a differing connection field is reported as :data:`HIDDEN`.
 Nor does any other secret: a definition is compared as the platform's masked answers read it (:func:`as_seen`),
-and a value under a secret-looking key, in any section, is shown only as :data:`SECRET_CHANGED` or
-:data:`SECRET_KEPT` (:func:`without_secret_values`), in the plan's table and in its XCom value.
+and a secret by the one rule (``wire/_secret_rule.py``), in any section, is shown only as :data:`SECRET_CHANGED`
+or :data:`SECRET_KEPT` (:func:`without_secret_values`), in the plan's table and in its XCom value.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from airflow_provider_analytics.definitions._model import (
@@ -28,7 +26,8 @@ from airflow_provider_analytics.definitions._model import (
     is_secret_field,
     without_secrets,
 )
-from airflow_provider_analytics.wire._redaction import scrub_text, scrub_value
+from airflow_provider_analytics.wire._redaction import MASK, scrub_text, scrub_value
+from airflow_provider_analytics.wire._secret_rule import Path, map_secrets, mask_credentials, secret_units
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
     "describe",
     "describe_hidden",
     "differences",
-    "digest_of",
     "is_masked",
     "jsonable",
     "kept_layout",
@@ -58,8 +56,6 @@ _MASKS = frozenset({"[redacted]", "<redacted>", "redacted", "[hidden]", "<hidden
 # What the plan shows for a value under a secret-looking key (without_secret_values), in the table and in XCom.
 SECRET_CHANGED = "(secret changed)"
 SECRET_KEPT = "(secret)"
-# The password of a URL with userinfo ("scheme://user:password@"), masked wherever a plan shows a value.
-_USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:@/]*:)[^\s@/]*@")
 
 
 @dataclass(frozen=True)
@@ -291,10 +287,10 @@ def as_seen(definition: Definition) -> Definition:
 
 
 def without_secret_values(change: FieldChange) -> FieldChange:
-    """``change`` with every value under a secret-looking key (``is_secret_field``, at any depth: a workflow's
-    ``configuration.api_token``, a chart's ``options.auth.password``) replaced by :data:`SECRET_CHANGED` where it
-    differs and :data:`SECRET_KEPT` where it does not. The plan's table and its XCom value are made from what
-    is left: a secret is never shown, and whether it changed is."""
+    """``change`` with every secret of the one rule (at any depth: a workflow's ``configuration.api_token``, a
+    chart's ``options.auth.password``, a password pair) replaced by :data:`SECRET_CHANGED` where it differs and
+    :data:`SECRET_KEPT` where it does not (a URL's password masked within its text). The plan's table and its
+    XCom value are made from what is left: a secret is never shown, and whether it changed is."""
     if is_secret_field(change.field.rsplit(".", 1)[-1]):
         return FieldChange(change.field, SECRET_CHANGED, SECRET_CHANGED)
     before, after = hide_secret_pair(change.before, change.after, SECRET_CHANGED, SECRET_KEPT)
@@ -309,63 +305,22 @@ def describe_hidden(change: FieldChange) -> str:
 
 
 def hide_secret_pair(before: Any, after: Any, changed: str, kept: str) -> tuple[Any, Any]:
-    """Both sides of a difference with every secret value (:func:`is_secret_field`, at any depth) hidden: compared
-    key by key and item by item, each becomes ``changed`` where the two sides differ and ``kept`` where not; a
-    URL's password is masked wherever it is.
+    """Both sides of a difference with every secret (the one rule of ``wire/_secret_rule.py``, at any depth: a
+    secret key's value, a secret pair's second item, a named secret's ``value``) hidden: each becomes ``changed``
+    where the other side has no equal secret at the same place and ``kept`` where it has; a credential inside a
+    text (a URL's password) is masked within the text.
 
     :param before: what the platform holds.
     :param after: what the definition says.
     :param changed: what a secret that differs is shown as.
     :param kept: what a secret that is the same on both sides is shown as.
     """
-    if isinstance(before, Mapping) and isinstance(after, Mapping):
-        hidden_before: dict[str, Any] = {}
-        hidden_after: dict[str, Any] = {}
-        for key in [*before, *(key for key in after if key not in before)]:
-            if is_secret_field(key):
-                same = key in before and key in after and before[key] == after[key]
-                word = kept if same else changed
-                pair = (word, word)
-            else:
-                pair = hide_secret_pair(before.get(key), after.get(key), changed, kept)
-            if key in before:
-                hidden_before[key] = pair[0]
-            if key in after:
-                hidden_after[key] = pair[1]
-        return hidden_before, hidden_after
-    if isinstance(before, list) and isinstance(after, (list, tuple)):
-        pairs = [hide_secret_pair(b, a, changed, kept) for b, a in zip(before, after, strict=False)]
-        shorter = len(pairs)
-        return (
-            [b for b, _ in pairs] + [_hidden(b, changed) for b in before[shorter:]],
-            [a for _, a in pairs] + [_hidden(a, changed) for a in after[shorter:]],
-        )
-    return _hidden(before, changed), _hidden(after, changed)
+    secrets_before, secrets_after = secret_units(before), secret_units(after)
 
+    def hidden(value: Any, other: dict[Path, Any]) -> Any:
+        def word(path: Path, secret: Any) -> str:
+            return kept if path in other and _same(other[path], secret) else changed
 
-def _hidden(value: Any, changed: str) -> Any:
-    """One side on its own (the other side is not of the same shape): every secret value is a change, and a
-    URL's password (``postgres://svc:pw@db/x``) is masked wherever it is."""
-    if isinstance(value, Mapping):
-        return {key: changed if is_secret_field(key) else _hidden(item, changed) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_hidden(item, changed) for item in value]
-    if isinstance(value, str):
-        return _USERINFO_PASSWORD.sub(r"\1***@", value)
-    return value
+        return map_secrets(value, word, lambda _path, text, _found: mask_credentials(text, MASK))
 
-
-def digest_of(definition: Definition, refs: tuple[Ref, ...]) -> str:
-    """The sha256 of what writing ``definition`` would hold: every field but its origin, with its references
-    resolved, and no secret value (each one under a secret-looking key, and each remembered secret, is replaced
-    by a placeholder first; a reference to a secret kept in Airflow counts as what it names, never as a value).
-    Two plans that would write the same have the same digest (``_review.py``), and the digest, in the plan's XCom
-    value, tells nothing about a secret.
-
-    :param definition: the definition.
-    :param refs: its resolved references.
-    """
-    seen = as_seen(definition)
-    body = {name: value for name, value in asdict(seen).items() if name != "origin"}
-    text = json.dumps([without_secrets(jsonable(body), "(secret)"), jsonable(refs)], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hidden(before, secrets_after), hidden(after, secrets_before)

@@ -14,30 +14,44 @@ and nothing the platform keeps secret is written. What an export writes, and why
   object's on the platform (and no other object's id), else by id.
 - **Names the platform shares** (it does not keep them unique): each object of such a name is exported with its
   ``id``, which pins the definition to it (``_plan``), and a note says so.
-- **Secrets are never written.** A connection field under a secret-looking key, or answered masked (``***``),
-  becomes a reference to an Airflow connection to fill in: ``{from_connection: analytics_<name>, field: <key>}``.
-  The platform never returns a secret connection field at all, so a connection naming a user and no secret gets a
-  ``password`` reference: a plan does not compare references, and an apply reads one only when it creates the
-  object, so on this workspace the export still plans as unchanged. A value under a secret-looking key in a
-  chart's options or a workflow's configuration becomes, in its place, a reference to an Airflow variable:
-  ``{from_variable: analytics_<name>_<field path>}`` (:func:`reference_variable_key`).
+- **Secrets are never written.** What the one rule (``wire/_secret_rule.py``) counts as secret becomes a
+  reference: a connection field that holds one anywhere (under a secret-looking key, in a secret pair, a URL's or
+  DSN's password), or answered masked (``***``), becomes, whole, a reference to an Airflow connection to fill in:
+  ``{from_connection: analytics_<name>, field: <key>}``. The platform never returns a secret connection field at
+  all, so a connection naming a user and no secret gets a ``password`` reference: a plan does not compare
+  references, and an apply reads one only when it creates the object, so on this workspace the export still plans
+  as unchanged. A secret in a chart's options or a workflow's configuration becomes, in its place (a text holding
+  a URL's password: the whole text), a reference to an Airflow variable:
+  ``{from_variable: analytics_<name>_<field path>}`` (:func:`reference_variable_key`). A credential in a field that
+  cannot hold a reference (a chart's query, a description) fails the export, naming the object.
+- **The platform cannot plant a reference.** What it answered is data: a mapping in a reference's shape (or an
+  escape's, or a misspelt reference's) is written inside the escape ``{$literal: <value>}``, which an apply sends
+  as the value it holds and reads nothing from; one with a secret inside fails the export, naming the object.
 - **Stable text**: objects sorted by name (then id), fields in the order of the definitions' shape, the keys of
   free-form values sorted; a re-export of an unchanged workspace writes the same bytes.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_analytics.definitions._compare import PLACED, is_masked
-from airflow_provider_analytics.definitions._model import KINDS, LABELS, MAX_DEPTH, SECTIONS, Kind, is_secret_field
+from airflow_provider_analytics.definitions._compare import PLACED
+from airflow_provider_analytics.definitions._export_values import (
+    Said,
+    connection_written,
+    free_form_written,
+    no_credentials,
+    reference_connection_id,
+    reference_variable_key,
+)
+from airflow_provider_analytics.definitions._model import KINDS, LABELS, SECTIONS, Kind
 from airflow_provider_analytics.definitions._plan import Existing
 from airflow_provider_analytics.definitions._problems import listed, one_line
+from airflow_provider_analytics.definitions._references import LITERAL
 from airflow_provider_analytics.wire._contract import ID_PATTERN
-from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 __all__ = [
     "Exported",
@@ -46,11 +60,6 @@ __all__ = [
     "reference_connection_id",
     "reference_variable_key",
 ]
-
-# Connection keys that name a user: such a connection has a password the platform never returns.
-_USER_KEYS = frozenset({"user", "username", "login", "user_name"})
-_NOT_SLUG = re.compile(r"[^a-z0-9]+")
-_MOST_SLUG = 60
 
 
 @dataclass(frozen=True)
@@ -64,16 +73,6 @@ class Exported:
 
     definitions: dict[str, list[dict[str, Any]]]
     notes: tuple[str, ...] = field(default=())
-
-
-def reference_connection_id(name: str, ident: str) -> str:
-    """The Airflow connection a data source's exported secret fields refer to: ``analytics_<its name as a slug>``.
-
-    :param name: the data source's name.
-    :param ident: its id (the slug when the name has no letter or digit).
-    """
-    slug = _NOT_SLUG.sub("_", name.lower()).strip("_")[:_MOST_SLUG].strip("_")
-    return f"analytics_{slug or ident.lower()}"
 
 
 def checked_filters(kinds: object, names: object) -> tuple[tuple[Kind, ...], frozenset[str] | None]:
@@ -125,6 +124,7 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
     notes: list[str] = []
     referred: list[str] = []  # one phrase per data source whose secrets are references: said in one line
     left_out: list[str] = []  # one phrase per object whose options or configuration hold references: one line too
+    escaped: list[str] = []  # one phrase per object with a value in a reference's shape, written as $literal
     usable = {kind: _usable(kind, existing.of_kind(kind), notes) for kind in KINDS}
     naming = {kind: _Naming(usable[kind]) for kind in KINDS}
     exported: dict[str, list[dict[str, Any]]] = {}
@@ -135,7 +135,7 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
         chosen.sort(key=lambda item: (item["name"], item["id"]))
         entries = []
         for item in chosen:
-            entry = {"name": item["name"], **_fields(kind, item, naming, left_out, referred)}
+            entry = {"name": item["name"], **_fields(kind, item, naming, Said(left_out, referred, escaped))}
             if naming[kind].shared(item["name"]):
                 entry["id"] = item["id"]
             entries.append(entry)
@@ -156,8 +156,15 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
     if left_out:
         notes.append(
             f"{len(left_out)} object(s) hold secrets in their options or configuration, exported as references to"
-            f" Airflow variables that an apply reads when it creates the object: {listed(left_out)}. Create those"
-            " variables, or change the references, before applying these definitions to another workspace"
+            f" Airflow variables that an apply reads when it creates the object (a text holding a URL's password:"
+            f" the whole text): {listed(left_out)}. Create those variables, or change the references, before"
+            " applying these definitions to another workspace"
+        )
+    if escaped:
+        notes.append(
+            f"{len(escaped)} object(s) hold values in the shape of a secret reference, which the platform wrote:"
+            f" {listed(escaped)}. They are exported inside {{{LITERAL}: ...}}, so that an apply sends them as"
+            " they are and reads no secret for them"
         )
     return Exported(exported, tuple(notes))
 
@@ -205,31 +212,32 @@ class _Naming:
         return item["name"]
 
 
-def _fields(
-    kind: Kind, item: Mapping[str, Any], naming: Mapping[Kind, _Naming], left_out: list[str], referred: list[str]
-) -> dict[str, Any]:
+def _fields(kind: Kind, item: Mapping[str, Any], naming: Mapping[Kind, _Naming], said: Said) -> dict[str, Any]:
     """An object's fields in the definitions' shape (its name aside)."""
     where = f"{LABELS[kind]} {one_line(item['name'])!r} ({item['id']})"
     if kind == "data_source":
-        return {"type": item.get("type"), "connection": _connection(item, where, referred)}
-    if kind == "chart":
-        return {
+        fields: dict[str, Any] = {"type": item.get("type"), "connection": connection_written(item, where, said)}
+    elif kind == "chart":
+        fields = {
             "type": item.get("type"),
             "data_source": naming["data_source"].reference(item.get("data_source_id")),
             "query": item.get("query"),
-            "options": _free_form(item.get("options"), "options", item, left_out),
+            "options": free_form_written(item.get("options"), "options", item, said),
         }
-    if kind == "dashboard":
+    elif kind == "dashboard":
         layout = item.get("layout")
-        return {
+        fields = {
             "description": _text(item.get("description")),
             "tags": item.get("tags") if item.get("tags") is not None else [],
             "layout": [_placed(place, naming["chart"]) for place in layout] if isinstance(layout, list) else layout,
         }
-    return {
-        "description": _text(item.get("description")),
-        "configuration": _free_form(item.get("configuration"), "configuration", item, left_out),
-    }
+    else:
+        fields = {
+            "description": _text(item.get("description")),
+            "configuration": free_form_written(item.get("configuration"), "configuration", item, said),
+        }
+    no_credentials({"name": item["name"], **fields}, where)
+    return fields
 
 
 def _text(value: object) -> object:
@@ -241,85 +249,3 @@ def _placed(place: object, charts: _Naming) -> object:
         return place  # refused by the check of the result, naming the dashboard
     placed = {key: place.get(key) for key in PLACED}
     return {"chart": charts.reference(placed.pop("chart_id")), **placed}
-
-
-def _connection(item: Mapping[str, Any], where: str, referred: list[str]) -> object:
-    held = item.get("connection")
-    if held is None:
-        return {}
-    if not isinstance(held, Mapping):
-        return held  # refused by the check of the result
-    conn_id = reference_connection_id(item["name"], item["id"])
-    written: dict[str, Any] = {}
-    for key in sorted(held):
-        value = held[key]
-        if is_secret_field(key) or is_masked(value):
-            written[key] = {"from_connection": conn_id, "field": key}
-        else:
-            # a secret nested deeper is not compared by a plan either (``without_secrets``): left out, unsaid
-            written[key] = _cleaned(value, f"connection.{key}", 2, where, [])
-    has_reference = any(isinstance(value, Mapping) and "from_connection" in value for value in written.values())
-    if not has_reference and _USER_KEYS & {key.lower() for key in written if isinstance(key, str)}:
-        written["password"] = {"from_connection": conn_id, "field": "password"}
-    refs = sorted(key for key, value in written.items() if isinstance(value, Mapping) and "from_connection" in value)
-    if refs:
-        referred.append(f"{where}: {', '.join(refs)} from {conn_id!r}")
-    return written
-
-
-def _free_form(value: object, name: str, item: Mapping[str, Any], left_out: list[str]) -> object:
-    if value is None and name == "options":
-        return {}
-    if not isinstance(value, Mapping):
-        return value  # refused by the check of the result
-    where = f"{LABELS['chart' if name == 'options' else 'workflow']} {one_line(item['name'])!r} ({item['id']})"
-    secrets: list[str] = []
-
-    def refer(path: str) -> dict[str, str]:
-        return {"from_variable": reference_variable_key(item["name"], item["id"], path)}
-
-    kept = _cleaned(value, name, 1, where, secrets, refer)
-    if secrets:
-        keys = ", ".join(f"{path} from {refer(path)['from_variable']!r}" for path in secrets)
-        left_out.append(f"{where}: {keys}")
-    return kept
-
-
-def reference_variable_key(name: str, ident: str, path: str) -> str:
-    """The Airflow variable a secret of a chart's options or a workflow's configuration refers to once exported:
-    ``analytics_<the object's name>_<the field's path>``, as slugs.
-
-    :param name: the object's name.
-    :param ident: its id (the slug when the name has no letter or digit).
-    :param path: the secret's path: ``configuration.auth.api_token``.
-    """
-    return f"{reference_connection_id(name, ident)}_{_NOT_SLUG.sub('_', path.lower()).strip('_')}"[:250]
-
-
-def _cleaned(
-    value: Any, path: str, depth: int, where: str, secrets: list[str], refer: Callable[[str], Any] | None = None
-) -> Any:
-    """``value`` with each secret-looking key's value replaced by ``refer(its path)`` (left out without ``refer``),
-    each such path added to ``secrets``, and the keys of every mapping sorted so that a re-export writes the same
-    text."""
-    if depth > MAX_DEPTH:
-        raise UnexpectedResponseError(
-            f"the platform's {where} holds a value nested more than {MAX_DEPTH} levels deep, which definitions"
-            " cannot carry: export the other objects (kinds=, names=)"
-        )
-    if isinstance(value, Mapping):
-        kept = {}
-        for key in sorted(value, key=str):
-            inner = f"{path}.{key}"
-            if is_secret_field(key):
-                secrets.append(inner)
-                if refer is not None:
-                    kept[key] = refer(inner)
-            else:
-                kept[key] = _cleaned(value[key], inner, depth + 1, where, secrets, refer)
-        return kept
-    if isinstance(value, list):
-        return [
-            _cleaned(item, f"{path}[{index}]", depth + 1, where, secrets, refer) for index, item in enumerate(value)
-        ]
-    return value

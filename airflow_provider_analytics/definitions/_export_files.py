@@ -41,8 +41,9 @@ __all__ = ["SPLITS", "ExportFile", "definition_files", "written_by_an_export"]
 SPLITS = ("kind", "object")
 _HEADER = (
     "# Exported from the analytics platform by airflow-provider-analytics (ExportDefinitionsOperator).\n"
-    "# Edit, then plan and apply with ApplyDefinitionsOperator. Secrets are never exported: a secret connection\n"
-    "# field is a reference to an Airflow connection (from_connection) that the apply reads.\n"
+    "# Edit, then plan and apply with ApplyDefinitionsOperator. Secrets are never exported: each is a reference to\n"
+    "# an Airflow connection (from_connection) or variable (from_variable) that the apply reads; {$literal: ...}\n"
+    "# holds a value the platform wrote in a reference's shape, sent as written.\n"
 )
 # The header's last line: the SHA-256 of the text after it. An export replaces a file only while it matches.
 _DIGEST_LINE = "# export-sha256 (of the lines below): {}\n"

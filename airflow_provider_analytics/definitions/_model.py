@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from airflow_provider_analytics.wire._redaction import is_secret_key
 from airflow_provider_analytics.wire._request_bodies import MAX_INTEGER  # the one range, shared with the sandbox
+from airflow_provider_analytics.wire._secret_rule import DROP, is_secret_key, map_secrets, mask_credentials
 
 __all__ = [
     "KINDS",
@@ -68,9 +68,9 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 
 
 def is_secret_field(name: str) -> bool:
-    """Whether a field holds a secret: never compared, shown, logged or hashed. The one rule of
-    :func:`~airflow_provider_analytics.wire._redaction.is_secret_key` (docs/hook.md, "Secrets"), for every section:
-    a connection's fields (write-only on the platform), chart options and workflow configuration.
+    """Whether a field's name marks its value secret: the key part of the one rule of
+    ``wire/_secret_rule.py`` (docs/hook.md, "Secrets"), for every section: a connection's fields (write-only on
+    the platform), chart options and workflow configuration.
 
     :param name: the field's name.
     """
@@ -78,20 +78,20 @@ def is_secret_field(name: str) -> bool:
 
 
 def without_secrets(value: Any, mask: str | None = None) -> Any:
-    """``value`` with every secret field at any depth dropped (or, given ``mask``, its value replaced by it).
+    """``value`` with every secret of the one rule at any depth dropped (or, given ``mask``, replaced by it): a
+    secret key's value, a secret pair's second item, a named secret's ``value``; a credential inside a text
+    (a URL's password) is replaced by ``mask`` (``(secret)`` when none is given) within the text.
 
     :param value: a connection, or a value inside one.
-    :param mask: what to put in place of a secret value; ``None`` drops the field.
+    :param mask: what to put in place of a secret value; ``None`` drops a mapping's key (and leaves ``None`` in a
+        pair).
     """
-    if isinstance(value, dict):
-        return {
-            key: mask if is_secret_field(key) else without_secrets(item, mask)
-            for key, item in value.items()
-            if mask is not None or not is_secret_field(key)
-        }
-    if isinstance(value, list):
-        return [without_secrets(item, mask) for item in value]
-    return value
+
+    return map_secrets(
+        value,
+        lambda _path, _secret: DROP if mask is None else mask,
+        lambda _path, text, _credentials: mask_credentials(text, mask or "(secret)"),
+    )
 
 
 @dataclass(frozen=True, repr=False)

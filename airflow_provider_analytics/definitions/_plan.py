@@ -22,9 +22,11 @@ contract leaves open what counts as "the same"; these are the decisions, and eac
   their values. Fields only the platform has (its defaults, such as a port) are ignored. Connection values are
   never shown: a plan says which connection fields differ, not how. So a changed password cannot be seen:
   to rotate one, give the data source a new name (or change it on the platform).
-- **Secrets elsewhere** (a workflow's ``configuration``, a chart's ``options``): a value under a secret-looking
-  key (``is_secret_field``, at any depth) is compared, but shown, in the table and in the plan's XCom value, only
-  as ``(secret changed)`` (or ``(secret)`` beside another change of the same field): never its value.
+- **Secrets elsewhere** (a workflow's ``configuration``, a chart's ``options``): a secret by the one rule of
+  ``wire/_secret_rule.py`` (a secret-looking key's value, a secret pair's or named secret's value, a URL's or
+  DSN's password; at any depth) is compared, but shown, in the table and in the plan's XCom value, only as
+  ``(secret changed)`` (or ``(secret)`` beside another change of the same field): never its value. A row's
+  digest holds it only through the deployment's keyed hash (``_digests.py``).
 - **No update for charts, workflows and data sources**: the contract has none, so one that differs from the
   platform's is ``cannot_apply``, with what to do; the apply refuses a plan that has any (it never deletes and
   recreates, which would break every dashboard and report that uses the object).
@@ -42,10 +44,10 @@ from airflow_provider_analytics.definitions._compare import (
     as_seen,
     describe_hidden,
     differences,
-    digest_of,
     version_of,
     without_secret_values,
 )
+from airflow_provider_analytics.definitions._digests import DigestKey, digest_of
 from airflow_provider_analytics.definitions._match import Index, ReferenceResolver, managed_object, name_of
 from airflow_provider_analytics.definitions._model import (
     KINDS,
@@ -59,6 +61,7 @@ from airflow_provider_analytics.definitions._model import (
     Kind,
 )
 from airflow_provider_analytics.definitions._problems import Problems, one_line
+from airflow_provider_analytics.definitions._references import reads_of
 
 __all__ = [
     "ACTIONS",
@@ -120,6 +123,8 @@ class Change:
     :param refs: the resolved references: a chart's data source, or one per layout item of a dashboard.
     :param held: a dashboard's object as the platform answered it, when it exists (not in :meth:`to_dict`): an
         update keeps what it holds beyond the definition's fields.
+    :param digest: the digest of what writing the definition would hold (``_digests.digest_of``), made with the
+        plan (it needs the deployment's key).
     """
 
     kind: Kind
@@ -132,6 +137,13 @@ class Change:
     definition: Definition | None = field(default=None, repr=False, compare=False)
     refs: tuple[Ref, ...] = ()
     held: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    digest: str | None = None
+
+    @property
+    def reads(self) -> list[dict[str, str]]:
+        """The secrets kept in Airflow that applying this change reads (a create's references; nothing else reads
+        any): where each goes and what it names, never a value."""
+        return reads_of(self.definition) if self.action == "create" and self.definition is not None else []
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible form (for XCom): no definition, no connection value."""
@@ -145,7 +157,8 @@ class Change:
             "detail": self.detail,
             "defined_in": None if self.definition is None else str(self.definition.origin),
             "pinned_id": None if self.definition is None else self.definition.id,
-            "digest": None if self.definition is None else digest_of(self.definition, self.refs),
+            "digest": self.digest,
+            "reads": self.reads,
         }
 
 
@@ -156,10 +169,13 @@ class Plan:
 
     :param changes: one per object.
     :param sources: what the definitions were read from.
+    :param digest_key: the id of the key the digests were made with (``_digests.DigestKey.id``): a reviewed plan
+        made under another key cannot match a row that holds a secret.
     """
 
     changes: tuple[Change, ...]
     sources: tuple[str, ...] = ()
+    digest_key: str = ""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -176,6 +192,12 @@ class Plan:
         """The ``cannot_apply`` changes: while there is one, the plan is not applied."""
         return tuple(change for change in self.changes if change.action == "cannot_apply")
 
+    @property
+    def secrets(self) -> list[dict[str, str]]:
+        """Every secret kept in Airflow that applying this plan reads: the object (``kind``, ``name``), where the
+        value goes (``at``) and what it names (``connection`` and ``field``, or ``variable``); never a value."""
+        return [{"kind": c.kind, "name": c.name, **read} for c in self.changes for read in c.reads]
+
     def summary(self) -> str:
         """One line: how many objects each action has."""
         return "Definitions plan: " + ", ".join(f"{n} {_ACTION_WORDS[a]}" for a, n in self.counts.items())
@@ -188,10 +210,13 @@ class Plan:
             "writes": self.writes,
             "sources": list(self.sources),
             "changes": [change.to_dict() for change in self.changes],
+            "secrets": self.secrets,
+            "digest_key": self.digest_key,
         }
 
     def table(self) -> str:
-        """The plan as fixed-width text: a summary line, then one row per object (kind, name, action, detail).
+        """The plan as fixed-width text: a summary line, one row per object (kind, name, action, detail), then
+        every secret the apply reads from Airflow (what it names and where it goes; "none" when none).
 
         Objects no definition names get one row per kind, not one each: a workspace of thousands would
         otherwise log thousands of lines at every run (:meth:`to_dict` lists every one).
@@ -207,14 +232,30 @@ class Plan:
                 rows.append((kind, f"({len(names)} objects)", "not_managed", f"{shown}{more}"))
         widths = [max(len(row[column]) for row in rows) for column in range(3)]
         lines = ["  ".join([*(row[column].ljust(widths[column]) for column in range(3)), row[3]]) for row in rows]
-        return "\n".join([self.summary(), *lines])
+        return "\n".join([self.summary(), *lines, *self._secrets_read()])
+
+    def _secrets_read(self) -> list[str]:
+        read = self.secrets
+        if not read:
+            return ["Secrets this apply reads from Airflow: none"]
+        lines = [f"Secrets this apply reads from Airflow ({len(read)}):"]
+        for item in read:
+            named = (
+                f"Airflow variable {item['variable']!r}"
+                if "variable" in item
+                else f"field {item['field']!r} of Airflow connection {item['connection']!r}"
+            )
+            lines.append(f"  {item['kind']} {_cell(item['name'], 40)!r} {_cell(item['at'], 80)}: {one_line(named)}")
+        return lines
 
 
-def make_plan(definitions: Definitions, existing: Existing) -> Plan:
+def make_plan(definitions: Definitions, existing: Existing, key: DigestKey | None = None) -> Plan:
     """Compare ``definitions`` with ``existing`` and list what applying would do.
 
     :param definitions: what :func:`~airflow_provider_analytics.definitions._load.load_definitions` returned.
     :param existing: the platform's objects.
+    :param key: the key secrets enter the digests through (the hook passes the deployment's); ``None``: one of
+        this process only.
     :raises AnalyticsInputError: listing every dangling or ambiguous reference, and every definition whose name
         several platform objects share (nothing has been written).
     """
@@ -240,19 +281,20 @@ def make_plan(definitions: Definitions, existing: Existing) -> Plan:
         )
         refs[("dashboard", position)] = tuple(places)
     problems.raise_if_any()
+    key = DigestKey.of_this_process() if key is None else key
     changes: list[Change] = []
     for kind in KINDS:
         named = {definition.name for definition in definitions.of_kind(kind) if definition.id is None}
         pinned = {definition.id for definition in definitions.of_kind(kind) if definition.id is not None}
         for position, definition in enumerate(definitions.of_kind(kind)):
-            key = (kind, position)
-            changes.append(_compare(definition, current.get(key), refs.get(key, ())))
+            change = _compare(definition, current.get((kind, position)), refs.get((kind, position), ()))
+            changes.append(replace(change, digest=digest_of(definition, change.refs, key)))
         for item in existing.of_kind(kind):
             if item.get("name") not in named and item.get("id") not in pinned:
                 ident = item.get("id")
                 detail = f"{ident}: no definition names it; left as it is"
                 changes.append(Change(kind, name_of(item), "not_managed", ident, detail=detail))
-    return Plan(tuple(changes), definitions.sources)
+    return Plan(tuple(changes), definitions.sources, key.id)
 
 
 def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple[Ref, ...]) -> Change:

@@ -9,11 +9,19 @@ review must not hold a secret, and a plan task may run where the secrets are not
 its writes before its first write (:func:`resolve_references`), through a :data:`SecretResolver` the hook layer
 hands in: this package imports no Airflow. A reference that cannot be read fails the apply before anything is
 written, naming the object, the field and what is missing; no message here ever holds a value read.
+
+The trust boundary (docs/guides/apply-definitions.md, "Secrets from Airflow"): an apply is where Airflow's secrets
+leave for the platform, so a reference may name only a connection or variable the deployment allowed
+(:class:`SecretSources`, checked by :func:`check_sources` when planning, before any request, and again when
+applying, before anything is read); and a value the platform wrote is never read as a reference: an export writes
+one of a reference's shape inside the escape ``{$literal: <value>}`` (:data:`LITERAL`), which loading unwraps into
+the plain value, reading nothing inside it.
 """
 
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,16 +29,22 @@ from typing import Any, Literal
 
 from airflow_provider_analytics.definitions._files import type_name
 from airflow_provider_analytics.definitions._model import ChartDef, DataSourceDef, Definition, SecretRef, WorkflowDef
-from airflow_provider_analytics.definitions._problems import Problems
+from airflow_provider_analytics.definitions._problems import Problems, one_line
 
 __all__ = [
     "CONNECTION_FIELDS",
+    "DEFAULT_SECRET_SOURCES",
+    "LITERAL",
     "MAX_REFERENCE_LENGTH",
     "REFERENCE_KEYS",
     "Missing",
     "SecretResolver",
+    "SecretSources",
+    "check_sources",
     "free_form_of",
+    "needs_literal",
     "nested_references_in",
+    "reads_of",
     "references_in",
     "refs_of",
     "resolve_references",
@@ -44,6 +58,12 @@ CONNECTION_FIELDS = ("password", "login", "host", "port", "schema")
 # Airflow's own bound on connection ids and variable keys (its ID_LEN); a field name is bounded the same.
 MAX_REFERENCE_LENGTH = 250
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+# The escape of a value the platform wrote in a reference's shape: {$literal: <value>} is read as <value>, verbatim.
+LITERAL = "$literal"
+# The connections and variables a reference may name when the analytics connection sets no extra secret_sources:
+# the names an export writes (analytics_<data source name>, analytics_<object name>_<field path>).
+DEFAULT_SECRET_SOURCES = ("analytics_*",)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 
@@ -60,6 +80,36 @@ class Missing:
 
 # Reads one reference: the value to send, or Missing. The hook layer's is hooks/_airflow_secrets.py.
 SecretResolver = Callable[[SecretRef], Any]
+
+
+@dataclass(frozen=True)
+class SecretSources:
+    """The Airflow connections and variables a definition's reference may name: glob patterns, matched
+    case-sensitively against a connection's id or a variable's key (one list for both).
+
+    :param patterns: the patterns (``fnmatch``: ``*``, ``?``, ``[...]``); empty: no reference is allowed.
+    :param setting: where they come from, for messages: the analytics connection's extra, or the default.
+    """
+
+    patterns: tuple[str, ...] = DEFAULT_SECRET_SOURCES
+    setting: str = "the default (the analytics connection sets no extra 'secret_sources')"
+
+    def allows(self, ref: SecretRef) -> bool:
+        """Whether ``ref`` names a connection or variable these patterns allow. A wildcard matches only a name
+        made of letters, digits, ``_``, ``-`` and ``.`` (no ``..``), the characters of an Airflow connection id: a
+        secrets backend may read ``analytics_x/../aws_default`` as a path to another secret. Any other name is
+        allowed only by a pattern that is that very name.
+
+        :param ref: the reference.
+        """
+        if not _PLAIN_NAME.fullmatch(ref.key) or ".." in ref.key:
+            return ref.key in self.patterns
+        return any(fnmatch.fnmatchcase(ref.key, pattern) for pattern in self.patterns)
+
+    def said(self) -> str:
+        """The patterns and their origin, in a phrase: ``analytics_* (the default ...)``."""
+        patterns = ", ".join(self.patterns) if self.patterns else "nothing"
+        return f"{patterns} ({self.setting})"
 
 
 def _at(path: str, key: str) -> str:
@@ -85,13 +135,16 @@ def references_in(connection: Mapping[str, Any]) -> tuple[dict[str, Any], list[s
     problems: list[str] = []
     for key, value in connection.items():
         where = _at("connection", key)
-        if isinstance(value, Mapping) and any(name in value for name in REFERENCE_KEYS):
+        if _literal(value):
+            problems += _lone_literal(where, value)
+            parsed[key] = value.get(LITERAL)
+        elif isinstance(value, Mapping) and any(name in value for name in REFERENCE_KEYS):
             ref, found = _reference(where, value)
             problems += found
             parsed[key] = ref
         else:
             problems += _stray(where, value, top=True)
-            parsed[key] = value
+            parsed[key] = _unwrapped(value)
     return parsed, problems
 
 
@@ -108,6 +161,9 @@ def nested_references_in(value: Mapping[str, Any], field: str) -> tuple[dict[str
     problems: list[str] = []
 
     def parsed(item: Any, where: str) -> Any:
+        if _literal(item):
+            problems.extend(_lone_literal(where, item))
+            return item.get(LITERAL)
         if isinstance(item, Mapping):
             if any(name in item for name in REFERENCE_KEYS):
                 ref, found = _reference(where, item)
@@ -204,6 +260,8 @@ def _text_problem(value: Any, what: str) -> str | None:
 def _stray(where: str, value: Any, top: bool) -> list[str]:
     """A reference nested inside a field's value, or a near miss of one: either would be sent as a value."""
     problems: list[str] = []
+    if _literal(value):
+        return _lone_literal(where, value)
     if isinstance(value, Mapping):
         if not top and any(name in value for name in REFERENCE_KEYS):
             return [
@@ -219,6 +277,81 @@ def _stray(where: str, value: Any, top: bool) -> list[str]:
         for index, item in enumerate(value):
             problems += _stray(f"{where}[{index}]", item, top=False)
     return problems
+
+
+def _literal(value: Any) -> bool:
+    return isinstance(value, Mapping) and LITERAL in value
+
+
+def _lone_literal(where: str, value: Mapping[str, Any]) -> list[str]:
+    """The escape's one rule: it stands alone (what else would the keys beside it mean?)."""
+    others = sorted(str(key) for key in value if key != LITERAL)
+    if not others:
+        return []
+    return [
+        f"{where}: {LITERAL} stands alone: it holds a value to send as written, so a mapping with it holds nothing"
+        f" else (found {', '.join(map(repr, others[:5]))}); put those keys inside the value under {LITERAL}"
+    ]
+
+
+def _unwrapped(value: Any) -> Any:
+    """A connection field's value with each escape inside it replaced by the value it holds (read no further)."""
+    if _literal(value):
+        return value.get(LITERAL)
+    if isinstance(value, Mapping):
+        return {key: _unwrapped(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unwrapped(item) for item in value]
+    return value
+
+
+def needs_literal(value: Mapping[str, Any]) -> bool:
+    """Whether a mapping the platform wrote must be exported inside :data:`LITERAL` to be read back as itself:
+    loading would take it for a reference (a reference's key), for an escape, or for a reference's misspelling
+    (which it refuses).
+
+    :param value: a mapping inside a connection, chart options or a workflow's configuration.
+    """
+    if any(key in REFERENCE_KEYS or key == LITERAL for key in value):
+        return True
+    return len(value) <= len(_KNOWN_KEYS) and any(
+        isinstance(key, str) and _suggest(key, REFERENCE_KEYS) for key in value
+    )
+
+
+def check_sources(definitions: Sequence[Definition], sources: SecretSources) -> None:
+    """Refuse every reference to a connection or variable ``sources`` does not allow, before anything is read.
+
+    :param definitions: every definition loaded (a plan checks them all, whatever it will write).
+    :param sources: what the deployment allows.
+    :raises AnalyticsInputError: naming each such reference, where it is written and the setting.
+    """
+    problems = Problems("The definitions' secrets from Airflow")
+    for definition in definitions:
+        field, value = free_form_of(definition)
+        for path, ref in refs_of(value):
+            if not sources.allows(ref):
+                problems.add(
+                    f"{definition.origin}: {_path_text(field, path)}: refers to {ref}, which the deployment does not"
+                    f" let definitions read: references may name {one_line(sources.said())}. Keep the secret in a"
+                    " connection or variable of an allowed name, or add this one to the analytics connection's"
+                    " extra secret_sources (a list of glob patterns)"
+                )
+    problems.raise_if_any()
+
+
+def reads_of(definition: Definition) -> list[dict[str, str]]:
+    """What applying ``definition`` reads from Airflow, in a plan's words: one entry per reference, its place
+    (``at``) and what it names (``connection`` and ``field``, or ``variable``); never a value.
+
+    :param definition: a definition of any kind.
+    """
+    field, value = free_form_of(definition)
+    reads = []
+    for path, ref in refs_of(value):
+        named = {"variable": ref.key} if ref.source == "variable" else {"connection": ref.key, "field": str(ref.field)}
+        reads.append({"at": _path_text(field, path), **named})
+    return reads
 
 
 def resolve_references(

@@ -9,17 +9,20 @@ one nested deeper or holding more values than a plan can (a reviewed plan 5,000 
 
 What must be the same is every row that writes or blocks the apply (``create``, ``update``, ``cannot_apply``),
 matched by kind and name (and pinned id): its action, the platform object's id, the dashboard version the
-update's ``If-Match`` will send, the fields that differ (secrets only as ``(secret changed)``), and the digest of
-what would be sent (:func:`~airflow_provider_analytics.definitions._plan.digest_of`: the definition without its
-secret values, with its resolved references). So each of these moves the plan, and nothing is written:
+update's ``If-Match`` will send, the fields that differ (secrets only as ``(secret changed)``), the digest of
+what would be sent (:func:`~airflow_provider_analytics.definitions._digests.digest_of`: every field, each secret
+through the deployment's keyed hash, each reference as what it names), and the secrets kept in Airflow it reads
+(``reads``: each connection and field, or variable). So each of these moves the plan, and nothing is written:
 
-- a definition edited after the review (a create of other content: another digest);
+- a definition edited after the review, wherever (a create of other content: another digest), a secret included;
+- a reference changed or added after the review (another secret read: ``reads`` differ);
 - an object created, edited or renamed on the platform meanwhile (a create that became an update or
   ``unchanged``; an update with other fields; a dashboard at another version);
 - an object that was ``unchanged`` and now differs (a row the reviewer never saw).
 
 Rows that write nothing (``unchanged``, ``not_managed``) may differ: an object created on the platform that no
-definition names does not change what the apply does.
+definition names does not change what the apply does. A row that holds a secret matches only a plan made under
+the same deployment key (``digest_key``): when the two keys differ, the failure says so.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ def moved_since(reviewed: object, plan: Mapping[str, Any]) -> list[str]:
     before = _writing_rows(_rows_of(reviewed))
     now = _writing_rows(plan["changes"])
     lines = []
+    digests_moved = False
     for key in sorted(before.keys() | now.keys()):
         was, is_ = before.get(key), now.get(key)
         if was == is_:
@@ -67,12 +71,22 @@ def moved_since(reviewed: object, plan: Mapping[str, Any]) -> list[str]:
             lines.append(f"{where}: not in the reviewed plan, now {_said(now[key])}")
         elif is_ is None:
             lines.append(f"{where}: reviewed as {_said(was)}, now nothing to do")
+        elif was["reads"] != is_["reads"]:
+            lines.append(f"{where}: reviewed reading {_reads(was)} from Airflow, now reading {_reads(is_)}")
         else:
             said_was, said_now = _said(was), _said(is_)
             other = " (the same fields, other values)" if said_was == said_now else ""
             lines.append(f"{where}: reviewed as {said_was}, now {said_now}{other}")
+            digests_moved = digests_moved or was["digest"] != is_["digest"]
     if len(lines) > _MOST_SHOWN:
         lines = [*lines[:_MOST_SHOWN], f"and {len(lines) - _MOST_SHOWN} more"]
+    reviewed_key = _plan_of(reviewed).get("digest_key")
+    if digests_moved and reviewed_key != plan.get("digest_key"):
+        lines.append(
+            "the reviewed plan was made under another deployment key than this one, so no row holding a secret can"
+            " match it: the key is derived from Airflow's [core] fernet_key, which must be set, and the same, on"
+            " every worker (a rotation since the review changes it too); plan again and review that plan"
+        )
     return lines
 
 
@@ -83,6 +97,12 @@ def check_reviewed(reviewed: object) -> None:
     :raises AnalyticsInputError: what is wrong, and where (``reviewed_plan['plan']['changes'][3]...``).
     """
     _rows_of(reviewed)
+
+
+def _plan_of(reviewed: object) -> Mapping[str, Any]:
+    """The plan in a reviewed value: the value, or what it holds under ``plan`` (the operator's return value)."""
+    plan = reviewed.get("plan") if isinstance(reviewed, Mapping) and "plan" in reviewed else reviewed
+    return plan if isinstance(plan, Mapping) else {}
 
 
 def _rows_of(reviewed: object) -> list[Mapping[str, Any]]:
@@ -164,6 +184,11 @@ def _row_problem(row: object) -> str | None:
         isinstance(item, Mapping) and isinstance(item.get("field"), str) for item in fields
     ):
         return "has fields that are not a list of mappings, each naming its field"
+    reads = row.get("reads", [])
+    if not isinstance(reads, list) or not all(
+        isinstance(read, Mapping) and all(isinstance(item, str) for item in read.values()) for read in reads
+    ):
+        return "has reads that are not a list of mappings of strings"
     return None
 
 
@@ -177,6 +202,7 @@ def _writing_rows(rows: list[Mapping[str, Any]]) -> dict[tuple[str, str, str], d
             "version": row.get("version"),
             "fields": json.dumps(row.get("fields", []), sort_keys=True, default=str),
             "digest": row.get("digest"),
+            "reads": json.dumps(row.get("reads", []), sort_keys=True),
         }
         for row in rows
         if row["action"] in _WRITING
@@ -196,6 +222,25 @@ def _said(row: Mapping[str, Any]) -> str:
     elif row["action"] == "create":
         parts.append(f"(content {str(row['digest'])[:12]})")
     return " ".join(parts)
+
+
+def _reads(row: Mapping[str, Any]) -> str:
+    """The secrets a row reads, named: ``field 'password' of connection 'warehouse_db' (connection.password)``."""
+    reads = json.loads(row["reads"])
+    if not reads:
+        return "no secret"
+
+    def cut(read: Mapping[str, Any], name: str) -> str:  # a reviewed plan came through XCom: any length
+        return one_line(str(read.get(name)))[:120]
+
+    named = [
+        f"variable {cut(read, 'variable')!r}"
+        if "variable" in read
+        else f"field {cut(read, 'field')!r} of connection {cut(read, 'connection')!r}"
+        for read in reads
+    ]
+    places = [f"{name} ({cut(read, 'at')})" for name, read in zip(named, reads, strict=True)]
+    return ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
 
 
 def _shape(value: object) -> str:

@@ -7,6 +7,10 @@ raises ``AirflowNotFoundException`` for a connection no backend holds, on every 
 ``default`` on 3.x). Imported only by ``apply_plan``, in the task's process.
 
 A value read is never logged or put into a message; what is missing is named instead.
+
+It also gives the definitions the deployment's key for their digests (:func:`deployment_key`): Airflow's
+``[core] fernet_key``, read through common-compat's ``conf`` (``airflow.sdk.conf`` from 3.2, ``airflow.configuration``
+before). Why that key, and its limits: docs/guides/review-definitions.md ("What a digest shows").
 """
 
 from __future__ import annotations
@@ -15,12 +19,25 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from airflow.providers.common.compat.sdk import AirflowNotFoundException, BaseHook, Variable
+from airflow.providers.common.compat.sdk import AirflowNotFoundException, BaseHook, Variable, conf
 
+from airflow_provider_analytics.definitions._digests import DigestKey
 from airflow_provider_analytics.definitions._model import SecretRef
 from airflow_provider_analytics.definitions._references import CONNECTION_FIELDS, Missing
 
-__all__ = ["read_airflow_secret"]
+__all__ = ["deployment_key", "read_airflow_secret"]
+
+
+def deployment_key() -> DigestKey:
+    """The key secrets enter a plan's digests through: derived from Airflow's ``[core] fernet_key`` (its primary
+    key), which every worker of a deployment shares (2.11 decrypts connections with it, 3.x's task SDK XCom
+    serializers encrypt with it) and which neither the platform nor a reader of XCom or the UI ever sees.
+
+    :return: that key; without a usable ``fernet_key`` (unset, or 3.x's unexpanded ``{FERNET_KEY}``), a key of this
+        process only: a plan still works, but a reviewed plan holding a secret matches no other process's plan.
+    """
+    key = DigestKey.from_fernet_key(conf.get("core", "fernet_key", fallback=""))
+    return DigestKey.of_this_process() if key is None else key
 
 
 def read_airflow_secret(ref: SecretRef) -> Any:

@@ -78,9 +78,11 @@ class AirflowObserver(WireObserver):
     def queued(self, account: str, seconds: float) -> None:
         stats().timing(f"{PREFIX}limiter.queued", timedelta(seconds=seconds), tags={"conn_id": account})
 
-    def limiter(self, account: str, pace: float, queue_depth: int) -> None:
-        stats().gauge(f"{PREFIX}limiter.pace", pace, tags={"conn_id": account})
-        stats().gauge(f"{PREFIX}limiter.queue_depth", queue_depth, tags={"conn_id": account})
+    def limiter(self, account: str, pace: float, queue_depth: int, scope: str = "process", share: float = 1.0) -> None:
+        tags = {"conn_id": account, "scope": scope}
+        stats().gauge(f"{PREFIX}limiter.pace", pace, tags=tags)
+        stats().gauge(f"{PREFIX}limiter.queue_depth", queue_depth, tags=tags)
+        stats().gauge(f"{PREFIX}limiter.share", share, tags=tags)
 
     def paused(self, account: str, source: PauseSource) -> None:
         stats().incr(f"{PREFIX}limiter.pauses", tags={"conn_id": account, "source": source.value})

@@ -93,7 +93,9 @@ class AnalyticsHook(AnalyticsBaseHook):
     @cached_property
     def client(self) -> AnalyticsClient:
         """The configured client, built on first use."""
-        return hooks._sending.AnalyticsClient(hooks._sending.masked_config(self.connection))
+        conn = self.connection
+        store = hooks._sending.store_connection(conn, self.get_connection)  # the rate limit store, when named
+        return hooks._sending.AnalyticsClient(hooks._sending.masked_config(conn, store))
 
     @property
     def ui_url(self) -> str | None:
@@ -134,7 +136,8 @@ class AnalyticsHook(AnalyticsBaseHook):
         :return: whether anything changed.
         """
         fresh = self.get_connection(self.analytics_conn_id)
-        if "client" in self.__dict__ and self.client.config == hooks._sending.masked_config(fresh):
+        store = hooks._sending.store_connection(fresh, self.get_connection)
+        if "client" in self.__dict__ and self.client.config == hooks._sending.masked_config(fresh, store):
             return False
         self.close()
         self.__dict__["connection"] = fresh
@@ -396,12 +399,16 @@ class AnalyticsHook(AnalyticsBaseHook):
         """What applying ``definitions`` would change, per object; checked in full before any request, then four
         listings (one per kind) and nothing else. The plan is logged as a table; ``plan.to_dict()`` is plain data.
 
+        The plan names every secret kept in Airflow its apply would read (``plan.secrets``, and the table's last
+        lines); a reference to a connection or variable the connection's ``secret_sources`` does not allow fails
+        before any request.
+
         :param definitions: a path or glob of ``.yaml``/``.yml``/``.json`` files, a mapping with the sections
             ``data_sources``, ``charts``, ``dashboards`` and ``workflows``, or a list of those.
         """
-        from airflow_provider_analytics.definitions._apply import plan_definitions
+        from airflow_provider_analytics.hooks._definitions import plan_definitions
 
-        return plan_definitions(self.client, definitions, self.log)
+        return plan_definitions(self.client, self.connection, definitions, self.log)
 
     def apply_plan(self, plan: Plan, key_seed: str | None = None) -> AppliedPlan:
         """Send a plan's creates and updates in dependency order; unchanged objects get no request. Refused before
@@ -414,19 +421,21 @@ class AnalyticsHook(AnalyticsBaseHook):
             the task instance whose retries may repeat it (``ApplyDefinitionsOperator`` passes DAG, task, run and
             map index), never something a later run shares. Default: a seed unique to this call, so nothing is
             replayed (a retry of the calling task then creates what its plan still lists as new).
-        :raises AnalyticsInputError: a data source's connection field kept in Airflow (``from_connection`` or
-            ``from_variable``) names a connection, variable or field that is not there (before any write).
+        :raises AnalyticsInputError: a secret kept in Airflow (``from_connection`` or ``from_variable``) names a
+            connection or variable the connection's ``secret_sources`` does not allow, or one, or a field, that is
+            not there (before any write).
         """
         from airflow_provider_analytics.hooks._definitions import apply_plan
 
-        return apply_plan(self.client, plan, key_seed, self.log)
+        return apply_plan(self.client, self.connection, plan, key_seed, self.log)
 
     def export_definitions(
         self, kinds: Sequence[str] | None = None, names: Sequence[str] | None = None
     ) -> dict[str, list[dict[str, Any]]]:
         """The workspace's objects as definitions (one mapping of the shape :meth:`plan_definitions` reads), so
         that planning them against this workspace changes nothing; four listings, nothing else. Secrets are never
-        in it: a secret connection field is a ``from_connection`` reference to fill in. What a person should know
+        in it: each is a ``from_connection`` or ``from_variable`` reference to fill in, and a value in a
+        reference's shape is the literal ``{$literal: ...}``. What a person should know
         (names the platform shares, exported with their ``id``; references to create; secrets left out) is logged
         at WARNING. The guide: docs/guides/export-definitions.md.
 

@@ -13,8 +13,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from airflow.providers.common.compat.connection import get_async_connection
+from airflow.providers.common.compat.sdk import AirflowNotFoundException
 
-from airflow_provider_analytics.connection._config import prepared_config
+from airflow_provider_analytics.connection._config import missing_store, prepared_config
+from airflow_provider_analytics.connection._store import rate_limit_store_id
 from airflow_provider_analytics.hooks._metrics import report_to_airflow
 from airflow_provider_analytics.hooks._reread import TokenRefusals
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID, AnalyticsBaseHook
@@ -23,6 +25,7 @@ from airflow_provider_analytics.wire._calls import Call
 from airflow_provider_analytics.wire._models import Workflow
 from airflow_provider_analytics.wire._pagination import AsyncPager
 from airflow_provider_analytics.wire.client import AsyncAnalyticsClient
+from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import UnauthenticatedError
 
 __all__ = ["AnalyticsAsyncHook"]
@@ -46,11 +49,20 @@ class AnalyticsAsyncHook(AnalyticsBaseHook):
     async def get_client(self) -> AsyncAnalyticsClient:
         """The configured async client, built on first use with the async connection lookup."""
         if self._client is None:
-            conn = await get_async_connection(self.analytics_conn_id, self)
-            # Reading the config may stat a CA bundle and build the process's TLS context: off the loop.
-            config = await asyncio.to_thread(prepared_config, conn)
-            self._client = AsyncAnalyticsClient(config)
+            self._client = AsyncAnalyticsClient(await self._read_config())
         return self._client
+
+    async def _read_config(self) -> ClientConfig:
+        """The connection (and the Redis connection it names as its rate limit store), looked up asynchronously."""
+        conn = await get_async_connection(self.analytics_conn_id, self)
+        store_id, store = rate_limit_store_id(conn), None
+        if store_id is not None:  # the Redis connection it names as its rate limit store
+            try:
+                store = await get_async_connection(store_id, self)
+            except AirflowNotFoundException:
+                raise missing_store(conn, store_id) from None
+        # Reading the config may stat a CA bundle and build the process's TLS context: off the loop.
+        return await asyncio.to_thread(prepared_config, conn, store)
 
     async def call(self, call: Call[T]) -> T:
         """Send one request built in ``wire/_endpoints.py`` (a wait's read or cancel) with the current client.
@@ -87,8 +99,7 @@ class AnalyticsAsyncHook(AnalyticsBaseHook):
 
         :return: whether anything changed.
         """
-        conn = await get_async_connection(self.analytics_conn_id, self)
-        config = await asyncio.to_thread(prepared_config, conn)
+        config = await self._read_config()
         if self._client is not None and self._client.config == config:
             return False
         previous, self._client = self._client, AsyncAnalyticsClient(config)

@@ -21,6 +21,7 @@ from airflow.providers.common.compat.sdk import Asset
 
 from airflow_provider_analytics._jobs.events import checked_event, failure_message, from_earlier_try, try_number_of
 from airflow_provider_analytics._jobs.executions import ExecutionJob
+from airflow_provider_analytics._jobs.pauses import ends_past, past_deadline, pause_now
 from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics._jobs.syncs import SyncJob
 from airflow_provider_analytics.definitions._export import checked_filters
@@ -45,7 +46,7 @@ from airflow_provider_analytics.operators.errors import (
     ReviewedPlanMoved,
     why_final,
 )
-from airflow_provider_analytics.sensors._poking import poke_then_defer
+from airflow_provider_analytics.sensors._poking import poke_then_defer, poke_under_pauses, reschedule_after_pause
 from airflow_provider_analytics.triggers.data_sources import DataSourceSyncTrigger
 from airflow_provider_analytics.triggers.executions import ExecutionTrigger
 from airflow_provider_analytics.triggers.reports import ReportTrigger
@@ -53,7 +54,7 @@ from airflow_provider_analytics.version_compat import link_url, link_xcom_key
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._contract import ExecutionStatus
 from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_deadline
-from airflow_provider_analytics.wire._ids import validate_id, validate_page_size
+from airflow_provider_analytics.wire._ids import answered_id, validate_id, validate_page_size
 from airflow_provider_analytics.wire._names import one_of, resolve_name
 from airflow_provider_analytics.wire._progress import TransferProgress
 from airflow_provider_analytics.wire._times import parse_time
@@ -62,6 +63,7 @@ from airflow_provider_analytics.wire.errors import (
     AnalyticsError,
     AnalyticsInputError,
     ConflictError,
+    RateLimitedError,
     clean_text,
 )
 
@@ -89,6 +91,7 @@ __all__ = [
     "ExecutionStatus",
     "ExecutionTrigger",
     "FinalFailure",
+    "RateLimitedError",
     "RemoteJobFailed",
     "RemoteJobTimeout",
     "RemoteWaitError",
@@ -98,6 +101,7 @@ __all__ = [
     "ReviewedPlanMoved",
     "SyncJob",
     "TransferProgress",
+    "answered_id",
     "call_deadline",
     "check_reviewed",
     "checked_event",
@@ -105,6 +109,7 @@ __all__ = [
     "clean_text",
     "definition_files",
     "endpoints",
+    "ends_past",
     "failure_message",
     "from_earlier_try",
     "keep",
@@ -115,8 +120,12 @@ __all__ = [
     "one_line",
     "one_of",
     "parse_time",
+    "past_deadline",
+    "pause_now",
     "poke_then_defer",
+    "poke_under_pauses",
     "refuse_existing",
+    "reschedule_after_pause",
     "resolve_name",
     "survey",
     "try_number_of",

@@ -70,7 +70,8 @@ class CreateChartOperator(AnalyticsBaseOperator):
         if self.reuse_existing:
             for chart in self.hook.list_charts():
                 if chart.get("name") == self.name and chart.get("data_source_id") == self.data_source_id:
-                    self.log.info("Chart %r exists as %s; reusing it", self.name, chart.get("id"))
+                    chart_id = operators._runtime.answered_id(chart.get("id"), f"id of chart {self.name!r}")
+                    self.log.info("Chart %r exists as %s; reusing it", self.name, chart_id)
                     return dict(chart)
         chart = self.hook.create_chart(
             self.name,
@@ -80,7 +81,8 @@ class CreateChartOperator(AnalyticsBaseOperator):
             self.options,
             idempotency_key=task_instance_key(context, "chart"),
         )
-        self.log.info("Created chart %s (%s)", chart.get("id"), self.name)
+        chart_id = operators._runtime.answered_id(chart.get("id"), f"id of chart {self.name!r}")
+        self.log.info("Created chart %s (%s)", chart_id, self.name)
         return dict(chart)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

@@ -47,9 +47,11 @@ class _DashboardOperator(AnalyticsBaseOperator):
         check_templated(self.layout, "layout", "list")
 
     def _publish(self, context: Context, dashboard: Any) -> dict[str, Any]:
-        context["ti"].xcom_push(key="dashboard_id", value=dashboard.get("id"))
-        self.publish_link(context, DashboardLink, f"dashboards/{dashboard.get('id')}")
-        self.log.info("Dashboard %s (%s) is at version %s", dashboard.get("id"), self.name, dashboard.get("version"))
+        # The answer's id goes to XCom, the link and the log: only once it is an id (the platform's shape).
+        dashboard_id = operators._runtime.answered_id(dashboard.get("id"), f"id of dashboard {self.name!r}")
+        context["ti"].xcom_push(key="dashboard_id", value=dashboard_id)
+        self.publish_link(context, DashboardLink, f"dashboards/{dashboard_id}")
+        self.log.info("Dashboard %s (%s) is at version %s", dashboard_id, self.name, dashboard.get("version"))
         return dict(dashboard)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

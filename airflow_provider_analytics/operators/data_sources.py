@@ -46,7 +46,8 @@ class ConnectDataSourceOperator(AnalyticsBaseOperator):
         source = self.hook.connect_data_source(
             self.name, self.type, self.connection, idempotency_key=task_instance_key(context, "data_source")
         )
-        self.log.info("Connected data source %s (%s, %s)", source.get("id"), self.name, self.type)
+        source_id = operators._runtime.answered_id(source.get("id"), f"id of data source {self.name!r}")
+        self.log.info("Connected data source %s (%s, %s)", source_id, self.name, self.type)
         return dict(source)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

@@ -44,7 +44,10 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
     overwritten, and keeps the layout items' fields the definitions do not set (a tile's title, its settings).
     A create's answer must be the object asked for (kind and name), else the task fails. A plan with a
     ``cannot_apply`` object is not applied at all, and a WARNING names those objects (with
-    ``plan_only`` too). A second run with the same definitions sends only the reads.
+    ``plan_only`` too). A second run with the same definitions sends only the reads. Secrets kept in Airflow
+    (``from_connection``, ``from_variable``) are read only by the apply, only from the connections and variables
+    the analytics connection's ``secret_sources`` allows (``analytics_*`` by default; any other fails the plan
+    before any request), and the plan names each one first (its table, and ``secrets`` in XCom).
 
     Two modes for teams that review changes (the guide has a DAG for each):
 
@@ -53,8 +56,8 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
       (it differs too). The table is in the log and the plan in XCom under the key ``plan``.
     - **Apply what was reviewed**: ``reviewed_plan=plan_task.output`` plans again and applies only when that gives
       the same changes (every create, update and ``cannot_apply`` row: its object's id and version, the fields,
-      the content to write); otherwise the task fails (:class:`ReviewedPlanMoved`, without retries), listing what
-      moved, and writes nothing.
+      the content to write, the secrets it reads from Airflow); otherwise the task fails
+      (:class:`ReviewedPlanMoved`, without retries), listing what moved, and writes nothing.
 
     Returns ``{"plan": ..., "applied": ..., "links": ...}``: the plan, what was written (``None`` with
     ``plan_only``) and each created or updated dashboard's page in the platform UI (when the connection has a
@@ -202,9 +205,11 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
     YAML, one per kind (``charts.yaml``) or one per object (``charts/revenue.yaml``), each written whole or not
     at all; objects sorted by name and keys in a fixed order, so that a re-export of an unchanged workspace
     writes the same bytes and a changed one diffs cleanly. A chart names its data source and a dashboard's
-    layout its charts by name. Secrets are never written: a secret connection field is a ``from_connection``
-    reference to an Airflow connection to create. Names the platform shares are exported with each object's
-    ``id``. Both, and anything that would not plan as unchanged, are logged at WARNING.
+    layout its charts by name. Secrets are never written: each is a ``from_connection`` or ``from_variable``
+    reference to an Airflow connection or variable to create, and a value the platform holds in a reference's
+    shape is written as the literal ``{$literal: ...}``, which an apply sends as it is. Names the platform shares
+    are exported with each object's ``id``. Both, and anything that would not plan as unchanged, are logged at
+    WARNING.
 
     What it writes is what an apply reads: every file is read back by the apply's own reader, within its limits,
     before any is written, and an export an apply would refuse (a file over 10 MiB, a text no file can carry)

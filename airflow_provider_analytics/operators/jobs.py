@@ -306,10 +306,12 @@ class RemoteJobOperator(ResumableJobMixin, RemoteWaitOperator):
             )
         super().failed(work, resource)
 
-    def give_up(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
+    def give_up(self, work: RemoteJob, resource: Mapping[str, Any], early: str | None = None) -> NoReturn:
         """Cancel the work (with ``cancel_on_kill``), then fail the task for its timeout."""
         cancelled = self.cancel_on_kill and self._cancel_quietly(work)
-        raise operators._runtime.RemoteJobTimeout(self.timeout_message(work, resource, cancelled=cancelled))
+        raise operators._runtime.RemoteJobTimeout(
+            self.timeout_message(work, resource, cancelled=cancelled, early=early)
+        )
 
     def _cancel_quietly(self, work: RemoteJob) -> bool:
         cancel = work.cancel()

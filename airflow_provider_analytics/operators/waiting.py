@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from airflow_provider_analytics._jobs.events import WaitEvent
     from airflow_provider_analytics.triggers.base import AnalyticsPollTrigger
     from airflow_provider_analytics.wire._outcomes import Outcome
+    from airflow_provider_analytics.wire._rate_headers import Pause
 
 # Airflow's own defer timeout is only a backstop for a triggerer that is gone: our trigger fires at the
 # deadline itself, this long before Airflow would (the sensors' deferrals pass it on too).
@@ -199,6 +200,7 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
                 remaining = None if deadline is None else deadline - time.time()
                 if remaining is not None and remaining <= 0:
                     self.give_up(work, resource)
+                self._give_up_if_paused_past(work, resource, deadline)
                 if self.deferrable:
                     self.defer(
                         trigger=self.make_trigger(work, deadline),
@@ -216,6 +218,14 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
                     ):
                         resource = self.read(work.fetch())
                 except operators._runtime.AnalyticsError as exc:
+                    # Refused for a pause of the token: past the deadline that ends the wait as a timeout; a pause
+                    # longer than the client waits in one call (max_retry_after) is waited out poll by poll.
+                    if isinstance(exc, operators._runtime.RateLimitedError) and (
+                        pause := self._give_up_if_paused_past(work, resource, deadline)
+                    ):
+                        self.log.info("%s: polling again after it (deferrable=True would free the worker slot)",
+                                      pause.describe())  # fmt: skip
+                        continue
                     if (
                         deadline is not None
                         and time.time() >= deadline
@@ -225,6 +235,19 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
                     raise operators._runtime.RemoteWaitError.from_error(work.describe(), exc) from exc
         operators._runtime.work_ended(work.kind, result, work.took(resource))
         return resource, result
+
+    def _give_up_if_paused_past(
+        self, work: RemoteJob, resource: Mapping[str, Any], deadline: float | None
+    ) -> Pause | None:
+        """Give up now when a rate-limit pause of the token lasts past the deadline; else the pause in force, if any.
+
+        No poll could then be answered in time: the slot is not held until the deadline for nothing
+        (``_jobs/pauses.py``).
+        """
+        pause = operators._runtime.pause_now(self.hook.client)
+        if pause is not None and deadline is not None and operators._runtime.ends_past(pause, deadline):
+            self.give_up(work, resource, operators._runtime.past_deadline(pause, deadline))
+        return pause
 
     def make_trigger(self, work: RemoteJob, deadline: float | None) -> AnalyticsPollTrigger:
         """The trigger that waits for this work: the work's target plus how to poll.
@@ -283,26 +306,31 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
         """
         raise operators._runtime.RemoteJobFailed(operators._runtime.failure_message(work.state_of(resource), resource))
 
-    def give_up(self, work: RemoteJob, resource: Mapping[str, Any]) -> NoReturn:
-        """Fail the task when the wait outlasted its deadline.
+    def give_up(self, work: RemoteJob, resource: Mapping[str, Any], early: str | None = None) -> NoReturn:
+        """Fail the task when the wait outlasted its deadline, or will (``early``: why, before it).
 
         :param work: the work.
         :param resource: its last state.
+        :param early: why the wait ends before its deadline (a rate-limit pause that lasts past it).
         """
-        raise operators._runtime.RemoteJobTimeout(self.timeout_message(work, resource))
+        raise operators._runtime.RemoteJobTimeout(self.timeout_message(work, resource, early=early))
 
-    def timeout_message(self, work: RemoteJob, resource: Mapping[str, Any], cancelled: bool | None = None) -> str:
+    def timeout_message(
+        self, work: RemoteJob, resource: Mapping[str, Any], cancelled: bool | None = None, early: str | None = None
+    ) -> str:
         """How a task that gave up names the work, its last state, the limit it reached and what to change.
 
         :param work: the work.
         :param resource: its last state.
         :param cancelled: whether the work was cancelled (``None``: this kind of wait cancels nothing).
+        :param early: why the wait ended before its limit, if it did.
         """
         limit, change = self._wait_limit()
+        ended, because = (f"after {limit}", "") if early is None else (f"before {limit} ran out", f": {early}")
         outcome = "" if cancelled is None else ("; it was cancelled" if cancelled else "; it was NOT cancelled")
         return (
-            f"gave up waiting for {work.describe()} after {limit} (last status: {resource.get('status', 'unknown')})"
-            f"{outcome}. To wait longer, {change}"
+            f"gave up waiting for {work.describe()} {ended} (last status: {resource.get('status', 'unknown')})"
+            f"{because}{outcome}. To wait longer, {change}"
         )
 
     def _wait_limit(self) -> tuple[str, str]:

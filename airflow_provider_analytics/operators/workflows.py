@@ -99,7 +99,8 @@ class CreateWorkflowOperator(AnalyticsBaseOperator):
         workflow = self.hook.create_workflow(
             self.name, self.configuration, self.description, idempotency_key=task_instance_key(context, "workflow")
         )
-        self.log.info("Workflow %s (%s) is ready", workflow.get("id"), workflow.get("name"))
+        workflow_id = operators._runtime.answered_id(workflow.get("id"), f"id of workflow {self.name!r}")
+        self.log.info("Workflow %s (%s) is ready", workflow_id, self.name)
         return dict(workflow)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

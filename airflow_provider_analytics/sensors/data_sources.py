@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -130,6 +131,9 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
         self.log.info("Resolved data_source_name=%r to data_source_id=%r", self.data_source_name, self.data_source_id)
 
     def poke(self, context: Context) -> PokeReturnValue | bool:
+        return operators._runtime.poke_under_pauses(self, lambda: self._poke(context), self._timed_out)
+
+    def _poke(self, context: Context) -> PokeReturnValue | bool:
         self.resolve_name()
         threshold = self.threshold(context)
         wait = self.waiting_on(threshold)
@@ -150,12 +154,15 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
     @task_step
     def execute(self, context: Context) -> Any:
         self._name_resolved = False  # a new try (or a try started over) looks the name up again
-        self.resolve_name()
-        operators._runtime.validate_id(self.data_source_id, "data_source_id")
+        if self.data_source_name is None:  # a name is looked up in the first poke, from a listing checked there
+            operators._runtime.validate_id(self.data_source_id, "data_source_id")
         poll_seconds(self.poke_interval, "poke_interval")
         threshold = self.threshold(context)
         if not self.deferrable:
-            return super().execute(context)
+            return operators._runtime.reschedule_after_pause(self, functools.partial(super().execute, context))
+        # The trigger needs the id: a deferrable sensor given a name looks it up first, waiting for a pause of the
+        # token as an operator's start does (docs/operators.md, "Waiting under the platform's rate limit").
+        self.resolve_name()
 
         return operators._runtime.poke_then_defer(
             self, context, self.waiting_on(threshold), operators._runtime.DataSourceSyncTrigger, DEFER_BACKSTOP_SECONDS
@@ -190,6 +197,14 @@ class DataSourceSyncedSensor(HookOwner, BaseSensorOperator):
             )
 
         raise operators._runtime.RemoteWaitError.from_event(checked["message"], checked.get("api_error"))
+
+    def _timed_out(self, why: str) -> AirflowSensorTimeout:
+        """The timeout for a rate-limit pause past the deadline (``poke_under_pauses``)."""
+        source = self.data_source_id or repr(self.data_source_name)
+        return AirflowSensorTimeout(
+            f"data source {source} did not sync in time: gave up before timeout={float(self.timeout):g} s ran out: "
+            f"{why}. To wait longer, raise `timeout`"
+        )
 
     def _failure(self, status: Any, threshold: datetime) -> str:
         error = status.get("error") or {}

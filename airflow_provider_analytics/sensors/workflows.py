@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -84,6 +85,8 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         # and the execution, for the timeout's message. In reschedule mode each poke runs in a new process.
         self._last_status: object = NOTHING_SEEN
         self._last_seen: Mapping[str, Any] = {}
+        # The timeout a poke raised for a rate-limit pause past the deadline, which execute passes on as it is.
+        self._paused_past: AirflowSensorTimeout | None = None
 
     def waiting_on(self) -> operators._runtime.ExecutionJob:
         """The execution waited for: the description its trigger runs from too."""
@@ -107,6 +110,11 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
 
     def poke(self, context: Context) -> PokeReturnValue | bool:
         job = self.waiting_on()
+        return operators._runtime.poke_under_pauses(
+            self, lambda: self._poke(job), lambda why: self._timed_out(job, why)
+        )
+
+    def _poke(self, job: ExecutionJob) -> PokeReturnValue | bool:
         # The operators' read: a token rotated while the sensor waits is picked up from the connection.
         execution = self.read(job.fetch())
         self._last_seen = execution
@@ -134,9 +142,12 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         job = self.waiting_on()
         self.publish_link(context, ExecutionLink, job.ui_path)
         if not self.deferrable:
+            self._paused_past = None
             try:
-                return super().execute(context)
+                return operators._runtime.reschedule_after_pause(self, functools.partial(super().execute, context))
             except AirflowSensorTimeout as timed_out:  # Airflow's own message names neither the work nor its state
+                if timed_out is self._paused_past:  # a pause past the deadline: the poke's own message says it all
+                    raise
                 raise AirflowSensorTimeout(self._timeout_message(job, self._last_seen)) from timed_out
 
         # Not this task's execution: a kill must never cancel it.
@@ -184,12 +195,19 @@ class WorkflowExecutionSensor(AnalyticsBaseOperator, BaseSensorOperator):
         reason = operators._runtime.why_final(error, failed_work_is_final=True)
         raise operators._runtime.FinalFailure.because(error, reason or "") from None
 
-    def _timeout_message(self, job: ExecutionJob, execution: Mapping[str, Any]) -> str:
+    def _timed_out(self, job: ExecutionJob, why: str) -> AirflowSensorTimeout:
+        """The timeout for a rate-limit pause past the deadline (``poke_under_pauses``), kept for ``execute``."""
+        self._paused_past = AirflowSensorTimeout(self._timeout_message(job, self._last_seen, why))
+        return self._paused_past
+
+    def _timeout_message(self, job: ExecutionJob, execution: Mapping[str, Any], why: str | None = None) -> str:
         slot = " (with deferrable=True a long wait holds no worker slot)" if not self.deferrable else ""
         status = operators._runtime.clean_text(
             execution.get("status", "unknown"), 200
         )  # platform text: folded and capped
+        limit = f"timeout={float(self.timeout):g} s"
+        ended, because = (f"after {limit}", "") if why is None else (f"before {limit} ran out", f": {why}")
         return (
-            f"gave up waiting for {job.describe()} after timeout={float(self.timeout):g} s (last status: {status}); "
-            f"it was NOT cancelled: this task did not start it. To wait longer, raise `timeout`{slot}"
+            f"gave up waiting for {job.describe()} {ended} (last status: {status}){because}; it was NOT cancelled: "
+            f"this task did not start it. To wait longer, raise `timeout`{slot}"
         )

@@ -17,6 +17,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_analytics._jobs.base import JobKind, RemoteJob
 from airflow_provider_analytics._jobs.events import EventStatus, wait_event
+from airflow_provider_analytics._jobs.pauses import ends_past, past_deadline, pause_now
 from airflow_provider_analytics.hooks._metrics import waiting, work_ended
 from airflow_provider_analytics.hooks.async_analytics import AnalyticsAsyncHook
 from airflow_provider_analytics.hooks.base import DEFAULT_CONN_ID
@@ -135,11 +136,17 @@ class AnalyticsPollTrigger(BaseTrigger):
                 await self._stagger_start()
                 while True:
                     try:
+                        paused = await self._paused_past_deadline(hook)
                         # A poll gets the time left, but at least a last short look once the deadline is near.
-                        fetched = await poller.poll(self.fetch, self.deadline)
+                        fetched = None if paused is not None else await poller.poll(self.fetch, self.deadline)
+                        if fetched is None and paused is None:  # a poll the client refused unsent, for a pause?
+                            paused = await self._paused_past_deadline(hook)
                     except AnalyticsError as exc:
                         message = f"polling {self.described} failed: {exc}"
                         yield self._event("error", resource, message, api_error_fields(exc))
+                        return
+                    if paused is not None:
+                        yield self._event("timeout", resource, paused)
                         return
                     if fetched is not None:
                         resource = fetched
@@ -158,6 +165,21 @@ class AnalyticsPollTrigger(BaseTrigger):
                         yield self._event("timeout", resource, f"gave up waiting for {self.described}")
                         return
                     await asyncio.sleep(self.poll_interval if remaining is None else min(self.poll_interval, remaining))
+
+    async def _paused_past_deadline(self, hook: AnalyticsAsyncHook) -> str | None:
+        """The timeout's message (logged) when a rate-limit pause of the token lasts past the deadline, else ``None``.
+
+        No poll could then be answered in time: the wait ends now, naming the header, rather than at its deadline
+        after polls the client refuses unsent (``_jobs/pauses.py``).
+
+        :param hook: the trigger's hook (its current client: a re-read connection may have replaced it).
+        """
+        pause = pause_now(await hook.get_client())
+        if pause is None or self.deadline is None or not ends_past(pause, self.deadline):
+            return None
+        message = f"gave up waiting for {self.described}: {past_deadline(pause, self.deadline)}"
+        self.log.warning("%s", message)
+        return message
 
     async def _stagger_start(self) -> None:
         """Wait ``FIRST_POLL_FLOOR_SECONDS`` (at most one interval), then a random part of one interval.

@@ -10,8 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
+from typing import Any
 
+from airflow_provider_analytics.wire._shared_limiter import SharedLimiter, store_key
+from airflow_provider_analytics.wire._store_clients import close_store_clients
 from airflow_provider_analytics.wire._throttle import RateLimiter
+from airflow_provider_analytics.wire.config import ClientConfig
 
 
 class _Registry:
@@ -20,6 +25,7 @@ class _Registry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._limiters: dict[tuple[str, str], RateLimiter] = {}
+        self._shared: dict[tuple[str, str, object], SharedLimiter] = {}
 
     def get(self, base_url: str, token: str, name: str, account: str) -> RateLimiter:
         # The token is kept as a digest: the registry never holds a secret a dump could show.
@@ -30,9 +36,23 @@ class _Registry:
                 limiter = self._limiters.setdefault(key, RateLimiter(name, account))
         return limiter
 
+    def shared(self, config: ClientConfig, local: RateLimiter) -> SharedLimiter | None:
+        store = config.rate_limit_store
+        if store is None:
+            return None
+        key = (config.base_url, hashlib.sha256(config.token.encode()).hexdigest(), store)
+        shared = self._shared.get(key)
+        if shared is None:
+            with self._lock:
+                shared = self._shared.setdefault(
+                    key, SharedLimiter(store, store_key(config.base_url, config.token), local)
+                )
+        return shared
+
     def clear(self) -> None:
         self._lock = threading.Lock()
         self._limiters = {}
+        self._shared = {}
 
 
 _REGISTRY = _Registry()
@@ -51,6 +71,38 @@ def limiter_for(base_url: str, token: str, connection_id: str | None = None) -> 
     return _REGISTRY.get(base_url, token, name, connection_id or "none")
 
 
+def shared_limiter_for(config: ClientConfig, local: RateLimiter) -> SharedLimiter | None:
+    """The limiter every process on the config's account shares through its store, or ``None`` without a store.
+
+    :param config: the client's config (``rate_limit_store``).
+    :param local: the process's own limiter of the account (``limiter_for``), which paces while the store is away.
+    """
+    return _REGISTRY.shared(config, local)
+
+
+def limiter_snapshots() -> list[dict[str, Any]]:
+    """What every limiter of this process learnt (``scope`` ``process``), and what it last read of each shared one's
+    state (``scope`` ``store``): for diagnosis and benchmarks. No token, no key of the store."""
+    with _REGISTRY._lock:
+        local, shared = list(_REGISTRY._limiters.values()), list(_REGISTRY._shared.values())
+    states = [{"scope": "process", "name": limiter.name, **limiter.snapshot()} for limiter in local]
+    for limiter in shared:
+        learned = limiter.learned
+        states.append(
+            {
+                "scope": "store",
+                "name": limiter.local.name,
+                "throttled": learned.throttled,
+                "rate": learned.rate,
+                "queued": limiter.queued,
+                "usable": limiter.usable(time.monotonic()),
+            }
+        )
+    return states
+
+
 def reset_rate_limiters() -> None:
-    """Forget every account's limiter (tests, so that one test's 429s do not pace the next)."""
+    """Forget every account's limiter and close the store's clients (tests, so that one test's 429s do not pace
+    the next)."""
     _REGISTRY.clear()
+    close_store_clients()

@@ -18,13 +18,12 @@ import random
 import time
 import weakref
 from collections.abc import Generator
-from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
 from airflow_provider_analytics import __version__
-from airflow_provider_analytics.wire._accounts import limiter_for
+from airflow_provider_analytics.wire._accounts import limiter_for, shared_limiter_for
 from airflow_provider_analytics.wire._bodies import ACCEPT_ENCODING, BoundedBody
 from airflow_provider_analytics.wire._contract import HEADER_REQUEST_ID, HEADER_WORKSPACE
 from airflow_provider_analytics.wire._deadline import current_call_deadline
@@ -33,8 +32,11 @@ from airflow_provider_analytics.wire._error_answers import api_error_from_respon
 from airflow_provider_analytics.wire._lifecycle_notices import LIFECYCLE_NOTICES
 from airflow_provider_analytics.wire._observer import CallRecord, PauseSource, observer, status_class
 from airflow_provider_analytics.wire._pace import Turn
+from airflow_provider_analytics.wire._rate_headers import Pause
 from airflow_provider_analytics.wire._redaction import remember_secret, scrub_body
 from airflow_provider_analytics.wire._request_json import encoded
+from airflow_provider_analytics.wire._shared_limiter import LEAST_SECONDS, SharedTurn
+from airflow_provider_analytics.wire._steps import Answer, Exchange, Reply, Send, Sleep, Step
 from airflow_provider_analytics.wire._tls import root_cause, tls_context, transport_error
 from airflow_provider_analytics.wire._transports import PoolSettings
 from airflow_provider_analytics.wire.config import ClientConfig
@@ -55,39 +57,6 @@ USER_AGENT = f"airflow-provider-analytics/{__version__}"
 KEEPALIVE_SECONDS = 120.0
 
 
-@dataclass(frozen=True)
-class Send:
-    """Step: send ``request`` and have its answer back by ``deadline`` (a :func:`time.monotonic` time).
-
-    With ``stream`` a successful answer's body is left unread; any other body is read, within
-    :meth:`BaseAnalyticsClient.body_reader`'s bound.
-    """
-
-    request: httpx.Request
-    deadline: float
-    stream: bool = False
-
-
-@dataclass(frozen=True)
-class Sleep:
-    """Step: wait before the next attempt."""
-
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Answer:
-    """An HTTP answer and its decoded body (``None`` while a streamed body is still unread)."""
-
-    response: httpx.Response
-    body: bytes | None
-
-
-Step: TypeAlias = Send | Sleep
-Reply: TypeAlias = Answer | httpx.TransportError | None  # what a transport hands back for a step
-Exchange: TypeAlias = Generator[Step, Reply, Answer]
-
-
 class BaseAnalyticsClient:
     """Everything a client does that is not I/O.
 
@@ -99,6 +68,8 @@ class BaseAnalyticsClient:
         remember_secret(config.token)  # masked in every text read back from now on (wire/_redaction.py)
         # Shared by every client of the same account in this process (wire/_throttle.py).
         self.rate_limiter = limiter_for(config.base_url, config.token, config.connection_id)
+        # With a store named: the limiter every process on the token shares (wire/_shared_limiter.py), over this one.
+        self.shared_limiter = shared_limiter_for(config, self.rate_limiter)
         self._account = config.connection_id or "none"  # what metrics name the account by: never its token
         # Set by the first successful answer: the base URL then provably serves the API, so a later 404
         # means a missing resource and needs no probe (see _route_unknown).
@@ -175,7 +146,7 @@ class BaseAnalyticsClient:
         policy = self.config.retry
         retries = refusals = 0
         first_refusal: float | None = None
-        turn: Turn | None = None  # kept after a 429: the request keeps its place in the account's queue
+        turn: Turn | SharedTurn | None = None  # kept after a 429: the request keeps its place in the queue
         while True:
             sent_at, turn = yield from self._wait_for_turn(spec, turn)
             call_deadline = current_call_deadline()
@@ -203,7 +174,12 @@ class BaseAnalyticsClient:
                 response = reply.response
                 LIFECYCLE_NOTICES.note(spec, response)
                 now = max(time.monotonic(), sent_at)  # the clock _wait_for_turn keeps: real, or moved by sleeps
-                self.rate_limiter.answered(response.status_code, response.headers, now, policy.max_retry_after)
+                if isinstance(turn, SharedTurn) and self.shared_limiter is not None:
+                    yield from self.shared_limiter.answered(
+                        response.status_code, response.headers, now, policy.max_retry_after
+                    )
+                else:
+                    self.rate_limiter.answered(response.status_code, response.headers, now, policy.max_retry_after)
                 if response.is_success:
                     self._api_answered = True
                     return reply
@@ -230,7 +206,13 @@ class BaseAnalyticsClient:
                 if response.status_code == 429:
                     observer().rate_limited(self._account, spec.method, spec.route)
                     first_refusal = now if first_refusal is None else first_refusal
-                    self._refused(spec, error, retry_after, refusals, sent_at, now - first_refusal)
+                    pause = policy.backoff(refusals, random.random()) if retry_after is None else retry_after
+                    source = PauseSource.RETRY_AFTER if retry_after is not None else PauseSource.BACKOFF
+                    if isinstance(turn, SharedTurn) and self.shared_limiter is not None:
+                        yield from self.shared_limiter.refused(pause, turn, now, policy.max_retry_after, source)
+                    else:
+                        self.rate_limiter.refused(pause, sent_at, now, policy.max_retry_after, source)
+                    self._refused(spec, error, pause, now, now - first_refusal)
                     observer().retried(self._account, spec.method, spec.route, "rate_limited")
                     refusals += 1
                     continue
@@ -283,26 +265,14 @@ class BaseAnalyticsClient:
         reader = self._error_bodies.pop(response, None)
         return self.config.max_response_bytes if reader is not None and reader.over_limit else None
 
-    def _refused(
-        self,
-        spec: RequestSpec,
-        error: AnalyticsError,
-        retry_after: float | None,
-        refusals: int,
-        sent_at: float,
-        refused_for: float,
-    ) -> None:
-        """A 429: pause the account's requests (all of them, in this process), or give up and raise ``error``.
+    def _refused(self, spec: RequestSpec, error: AnalyticsError, pause: float, now: float, refused_for: float) -> None:
+        """After a 429 paused the account's requests: give up and raise ``error``, or wait for the next turn.
 
         The request is sent again when its turn comes; it gives up when the platform asks for a longer wait
         than the policy honours, when that wait would pass the call's deadline, or after
         ``max_rate_limited_seconds`` of refusals. Without a ``Retry-After`` the pause is the policy's backoff.
         """
         policy = self.config.retry
-        now = max(time.monotonic(), sent_at)
-        pause = policy.backoff(refusals, random.random()) if retry_after is None else retry_after
-        source = PauseSource.RETRY_AFTER if retry_after is not None else PauseSource.BACKOFF
-        self.rate_limiter.refused(pause, sent_at, now, policy.max_retry_after, source)
         call_deadline = current_call_deadline()
         if (
             pause > policy.max_retry_after
@@ -319,33 +289,45 @@ class BaseAnalyticsClient:
         )
 
     def _wait_for_turn(
-        self, spec: RequestSpec, kept: Turn | None = None
-    ) -> Generator[Step, Reply, tuple[float, Turn | None]]:
+        self, spec: RequestSpec, kept: Turn | SharedTurn | None = None
+    ) -> Generator[Step, Reply, tuple[float, Turn | SharedTurn | None]]:
         """Wait until the account's rate limiter lets this request go; return when it goes (monotonic) and its turn.
 
-        Not throttled, this is one attribute read. Throttled, the request takes a turn (or keeps ``kept``, the
-        turn it was refused on) and sleeps until it comes; the clock moves on by each sleep asked for, so a
-        test's instant ``sleep`` still ends the wait.
+        With a store, the turn is one of the fleet's queue (``_shared_limiter.py``: a round trip, and one per look
+        while it waits); while the store is away, and without one, of this process's own limiter. Not throttled,
+        that is one attribute read. Throttled, the request takes a turn (or keeps ``kept``, the turn it was refused
+        on) and sleeps until it comes; the clock moves on by each sleep asked for, so a test's instant ``sleep``
+        still ends the wait.
 
         :raises RateLimitedError: a pause would hold it past the call's deadline or ``max_retry_after`` (at once).
         :raises AnalyticsTimeoutError: the call's deadline comes before the turn (or has passed).
         """
         now = asked = time.monotonic()
         call_deadline = current_call_deadline()
-        turn = self.rate_limiter.take_turn(now, kept)
+        shared = self.shared_limiter
+        if (
+            shared is not None
+            and not isinstance(kept, Turn)
+            and shared.usable(now)
+            and (call_deadline is None or call_deadline - now > LEAST_SECONDS)
+        ):
+
+            def checks(at: float, delay: float, paused_by: Pause | None) -> None:
+                self._may_wait(spec, at, delay, paused_by, call_deadline)
+
+            shared_turn = yield from shared.wait_for_turn(kept, checks)
+            if shared_turn is not None:
+                now = time.monotonic()
+                if shared_turn.number >= 0:
+                    observer().queued(self._account, now - asked)
+                return now, shared_turn
+            now = time.monotonic()  # the store is away: this process's own limiter from here
+        turn = self.rate_limiter.take_turn(now, kept if isinstance(kept, Turn) else None)
         while True:
             delay = 0.0 if turn is None else self.rate_limiter.delay(turn, now)
-            paused_by = None if delay <= 0 else self.rate_limiter.pause_in_force(now)
-            refusal = paused_by.refusal(spec.method, spec.path, now, call_deadline, self.config) if paused_by else None
-            if refusal is not None:
-                raise refusal
-            if call_deadline is not None and now + max(0.0, delay) >= call_deadline:
-                waiting = "for the connection's turn under the platform's rate limit " if delay > 0 else ""
-                raise AnalyticsTimeoutError(
-                    f"{spec.method} {spec.path} was not sent: the time allowed for it had run out {waiting}".rstrip(),
-                    method=spec.method,
-                    path=spec.path,
-                )
+            self._may_wait(
+                spec, now, delay, None if delay <= 0 else self.rate_limiter.pause_in_force(now), call_deadline
+            )
             if delay <= 0:
                 break
             yield Sleep(delay)
@@ -354,6 +336,22 @@ class BaseAnalyticsClient:
             self.rate_limiter.sent(turn, now)
             observer().queued(self._account, now - asked)
         return now, turn
+
+    def _may_wait(
+        self, spec: RequestSpec, now: float, delay: float, paused_by: Pause | None, call_deadline: float | None
+    ) -> None:
+        """Raise when a request may not wait ``delay`` for its turn: past its call's deadline, or held by a pause
+        longer than this client allows."""
+        refusal = paused_by.refusal(spec.method, spec.path, now, call_deadline, self.config) if paused_by else None
+        if refusal is not None:
+            raise refusal
+        if call_deadline is not None and now + max(0.0, delay) >= call_deadline:
+            waiting = "for the connection's turn under the platform's rate limit " if delay > 0 else ""
+            raise AnalyticsTimeoutError(
+                f"{spec.method} {spec.path} was not sent: the time allowed for it had run out {waiting}".rstrip(),
+                method=spec.method,
+                path=spec.path,
+            )
 
     def _route_unknown(
         self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, status: int, body: bytes

@@ -39,6 +39,7 @@ PASSED = "the request's deadline passed"
 
 _request_deadline: ContextVar[float | None] = ContextVar("analytics_request_deadline", default=None)
 _call_deadline: ContextVar[float | None] = ContextVar("analytics_call_deadline", default=None)
+_pause_waits: ContextVar[bool] = ContextVar("analytics_pause_waits", default=True)
 
 
 @contextmanager
@@ -64,6 +65,27 @@ def call_deadline(seconds: float | None) -> Iterator[None]:
 def current_call_deadline() -> float | None:
     """The :func:`time.monotonic` time by which the current call must end, if one is set."""
     return _call_deadline.get()
+
+
+@contextmanager
+def waiting_for_no_pause() -> Iterator[None]:
+    """Inside the block, a call that meets a rate-limit pause of its token fails at once, unsent, with
+    ``RateLimitedError`` (naming the pause), instead of waiting for the pause to end.
+
+    For a task that can give its worker slot back and come again when the pause ends: a sensor in reschedule
+    mode, a deferrable one before it defers (docs/operators.md, "Waiting under the platform's rate limit"). The
+    limiter's pace between turns is not a pause: a request still waits its turn.
+    """
+    token = _pause_waits.set(False)
+    try:
+        yield
+    finally:
+        _pause_waits.reset(token)
+
+
+def pause_waits_allowed() -> bool:
+    """Whether a call made now may wait for a pause of its token (``False`` inside :func:`waiting_for_no_pause`)."""
+    return _pause_waits.get()
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from airflow_provider_analytics.wire._contract import (
     ChartType,
     ReportFormat,
 )
-from airflow_provider_analytics.wire._ids import validate_id, validate_page_size
+from airflow_provider_analytics.wire._ids import answered_id, validate_id, validate_page_size
 from airflow_provider_analytics.wire._models import (
     Chart,
     Dashboard,
@@ -132,6 +132,20 @@ def _resource(body: Any, identity: str = "id") -> Any:
     return document
 
 
+def _started(noun: str) -> Callable[[Any], Any]:
+    """The parser of a start's answer: the work it started, whose id must be an id before anyone keeps it.
+
+    :param noun: what the start starts (``execution``), for the message; the call names the start's request.
+    """
+
+    def parse(body: Any) -> Any:
+        document = _resource(body)
+        answered_id(document["id"], f"{noun} id")
+        return document
+
+    return parse
+
+
 def _chart_page(document: dict[str, Any]) -> None:
     columns = document.get("columns")
     if not isinstance(columns, list) or not all(
@@ -239,7 +253,7 @@ def execute_workflow(
         "/workflows/{workflow_id}/execute",
         _body(body, "inputs"),
         idempotency_key,
-        _resource,
+        _started("execution"),
         workflow_id=workflow_id,
     )
 
@@ -377,7 +391,7 @@ def generate_report(
     }
     if name is not None:
         body["name"] = _text(name, "name")
-    return _post("/reports", _body(body, "the report request"), idempotency_key, _resource)
+    return _post("/reports", _body(body, "the report request"), idempotency_key, _started("report"))
 
 
 def get_report(report_id: str) -> Call[Report]:

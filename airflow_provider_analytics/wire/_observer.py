@@ -23,6 +23,8 @@ __all__ = ["CallRecord", "PauseSource", "WireObserver", "install_observer", "obs
 NO_ANSWER = "no_answer"
 # Why a request was sent again (the `cause` of a retry): a bounded set, never an error's text.
 RETRY_CAUSES = ("rate_limited", "server_error", "timeout", "connection")
+# Who a limiter paces: this process alone, or every process on the token through a shared store.
+LIMITER_SCOPES = ("process", "store")
 
 
 class PauseSource(Enum):
@@ -119,12 +121,16 @@ class WireObserver:
         :param seconds: the time from asking for a turn to sending.
         """
 
-    def limiter(self, account: str, pace: float, queue_depth: int) -> None:
+    def limiter(self, account: str, pace: float, queue_depth: int, scope: str = "process", share: float = 1.0) -> None:
         """The account's limiter paces at ``pace`` requests per second with ``queue_depth`` requests waiting.
 
         :param account: the connection id that first used the limiter.
         :param pace: requests per second (0 when the account is no longer throttled).
         :param queue_depth: requests waiting for their turn.
+        :param scope: one of :data:`LIMITER_SCOPES`: ``process`` (this process paces alone; ``pace`` is its own) or
+            ``store`` (every process on the token shares the limiter through a store; ``pace`` is the fleet's).
+        :param share: this process's part of the token's limit: learnt from the platform's headers when it paces
+            alone, its part of the fleet's sends when it paces through the store (0 to 1).
         """
 
     def paused(self, account: str, source: PauseSource) -> None:

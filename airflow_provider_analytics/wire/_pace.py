@@ -26,14 +26,15 @@ PROBE_SECONDS = 120.0
 # The probe grows as if the ceiling were at least this many requests per second, so that a refusal that
 # came when little was sent (a ceiling near zero) does not hold the pace near zero for long.
 PROBE_FLOOR = 10.0
-# Refusals under the headers' cap (other processes on the token) cut this process's pace to no less than this share
-# of the cap: it yields room to the others without letting a burst of their refusals starve its own waits.
-HEADER_FLOOR_SHARE = 0.5
+# Share of a window's limit paced when the X-RateLimit headers give it: room for a send that lands in the next window.
+HEADER_SHARE = 0.97
 # No span of this many seconds holds more sends than the pace allows in it: a window of the platform that sees
 # one send more refuses it (or reads Remaining 0 and pauses everyone). Sends that came late (a busy event loop)
 # may catch up within it. At most SENT_LOG_MAX send times are kept; a faster pace checks a shorter span.
 SPAN_SECONDS = 1.0
 SENT_LOG_MAX = 2048
+# A request waiting for its turn asks again at least this often (a pace learnt meanwhile may bring it forward).
+RECHECK_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -57,11 +58,11 @@ def probe_rate(ceiling: float, header_cap: float | None, elapsed: float) -> floa
     :param elapsed: seconds since the pace restarted.
     """
     if header_cap is not None and not ceiling:  # the headers alone: they say what is allowed
-        return header_cap
+        return max(MIN_RATE, header_cap)
     probe = max(ceiling, PROBE_FLOOR) * (1 - RESTART_SHARE) * (max(0.0, elapsed) / PROBE_SECONDS) ** 3
     rate = ceiling * RESTART_SHARE + probe
     if header_cap is not None:
-        rate = min(max(rate, HEADER_FLOOR_SHARE * header_cap), header_cap)
+        rate = min(rate, header_cap)
     return max(MIN_RATE, rate)
 
 
@@ -85,10 +86,98 @@ class SendSpan:
         :param now: monotonic seconds.
         :param rate: the pace, requests per second.
         """
-        budget = max(1, min(SENT_LOG_MAX, math.floor(rate * SPAN_SECONDS)))
+        budget = max(1, min(SENT_LOG_MAX, math.ceil(rate * SPAN_SECONDS - 1e-9)))
         span = SPAN_SECONDS if budget < SENT_LOG_MAX else budget / rate
         while self._sent and self._sent[0] <= now - span:
             self._sent.popleft()
         if len(self._sent) < budget:
             return now
         return self._sent[-budget] + span
+
+
+class LocalQueue:
+    """The turns of one process's limiter (``_throttle.py``): who goes next, and when.
+
+    Turn k may go at ``anchor_time + (k - anchor_turn) / rate``, and no span of :data:`SPAN_SECONDS` holds more
+    sends than the pace allows (:class:`SendSpan`). The store's queue (``_shared_limiter.py``) keeps the same
+    schedule in its script, for every process of a fleet.
+    """
+
+    __slots__ = ("_sent", "anchor_time", "anchor_turn", "next_turn", "rate", "served")
+
+    def __init__(self) -> None:
+        self.next_turn = 0
+        self.served = 0  # one past the highest turn sent
+        self.anchor_turn = 0
+        self.anchor_time = 0.0
+        self.rate = MIN_RATE
+        self._sent = SendSpan()
+
+    def due(self, number: int) -> float:
+        """When turn ``number`` may go on the schedule (before the span's budget and any pause)."""
+        return self.anchor_time + (number - self.anchor_turn) / self.rate
+
+    def take(self, now: float, pause_until: float) -> Turn:
+        """A new turn, after every turn taken before it.
+
+        :param now: the limiter's clock.
+        :param pause_until: no turn goes before this.
+        """
+        start = max(now, pause_until)
+        if self.due(self.next_turn) < start:  # idle time earns no burst of turns
+            self.anchor_turn, self.anchor_time = self.next_turn, start
+        turn = Turn(self.next_turn, now)
+        self.next_turn += 1
+        return turn
+
+    def delay(self, turn: Turn, now: float, pause_until: float) -> float:
+        """Seconds to sleep before asking again (0 or less: the turn may go now).
+
+        :param turn: from :meth:`take`.
+        :param now: the limiter's clock.
+        :param pause_until: no turn goes before this.
+        """
+        gate = max(pause_until, self._sent.gate(now, self.rate))
+        due = self.due(turn.number)
+        if due < gate and gate > now and turn.number >= self.served:
+            # The schedule fell behind what may be sent (the second's budget is spent, or a pause): this turn goes
+            # at the gate and the later ones after it, so turns keep their order instead of racing for the gate.
+            # A turn that is merely late (a busy loop) moves nothing: late sends catch up.
+            self.anchor_turn, self.anchor_time = turn.number, gate
+            due = gate
+        if pause_until >= due:
+            return pause_until - now  # nothing changes a pause but a longer one: sleep it whole
+        # A faster pace (learnt meanwhile) brings turns forward: ask again at least this often.
+        return min(max(gate, due) - now, RECHECK_SECONDS)
+
+    def sent(self, turn: Turn, now: float) -> None:
+        """The turn's request is being sent now.
+
+        :param turn: from :meth:`take`.
+        :param now: the limiter's clock.
+        """
+        self._sent.add(now)
+        self.served = max(self.served, turn.number + 1)
+
+    @property
+    def waiting(self) -> int:
+        """Turns taken and not yet sent."""
+        return max(0, self.next_turn - self.served)
+
+    def apply(self, op: tuple[str, float] | tuple[str, float, float]) -> None:
+        """Carry out what the learnt state says the queue must do (``_learning.QueueOp``)."""
+        if op[0] == "start":
+            self.anchor_turn, self.anchor_time = self.next_turn, op[1]
+            self.served = self.next_turn
+            self.rate = MIN_RATE
+            self._sent.clear()
+        elif op[0] == "restart" and len(op) == 3:
+            self.anchor_turn, self.anchor_time, self.rate = self.served, op[1], max(MIN_RATE, op[2])
+        elif op[0] == "rate" and len(op) == 3:
+            # From now on at the new pace, keeping every waiting turn's order (turns due by now stay due).
+            rate, now = op[1], op[2]
+            due_now = self.anchor_turn + max(0.0, now - self.anchor_time) * self.rate
+            self.anchor_turn, self.anchor_time = math.ceil(due_now), max(now, self.anchor_time)
+            self.rate = max(MIN_RATE, rate)
+        elif op[0] == "pause":
+            self.anchor_turn, self.anchor_time = self.served, op[1]

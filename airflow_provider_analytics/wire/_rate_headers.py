@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_analytics.wire._deadline import pause_waits_allowed
 from airflow_provider_analytics.wire.errors import RateLimitedError
 
 if TYPE_CHECKING:
@@ -107,7 +108,8 @@ class Pause:
     def refusal(
         self, method: str, path: str, now: float, call_deadline: float | None, config: ClientConfig
     ) -> RateLimitedError | None:
-        """The error of a request this pause would hold past its deadline or past ``cap``; ``None``: it may wait.
+        """The error of a request this pause would hold past its deadline or past ``cap``, or at all where the call
+        waits for no pause (``_deadline.waiting_for_no_pause``); ``None``: it may wait.
 
         A client of the same token with a longer ``max_retry_after`` can set a pause longer than this client's cap.
 
@@ -120,6 +122,8 @@ class Pause:
         cap = config.retry.max_retry_after
         if call_deadline is not None and self.until >= call_deadline:
             why = f"its turn would come after this call's deadline ({max(0.0, call_deadline - now):.1f} s from now)"
+        elif not pause_waits_allowed():
+            why = "this call waits for no pause (its task gives its worker slot back until the pause ends)"
         elif self.until - now > cap:
             why = f"this client waits at most max_retry_after={cap:g} s"
         else:

@@ -16,7 +16,8 @@ and base64 (standard and URL-safe alphabet), alone or inside a longer encoded te
 encode only the secret's own bits are searched for, and the whole run of base64 characters around them is
 masked (neighbours included: they are the same credential's other half).
 
-Which keys hold a secret is decided by one rule, :func:`is_secret_key`, for every section of every input.
+Which values are secret is decided by one rule (``_secret_rule.py``: :func:`is_secret_key` on a key's name, secret
+pairs, named secrets and credentials inside texts), for every section of every input.
 
 Secrets are remembered for the life of the process, across connections: a triggerer serving many connections
 hides every one of them in every connection's texts.
@@ -30,7 +31,9 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, AnyStr, Generic
-from urllib.parse import quote, quote_plus, urlsplit
+from urllib.parse import quote, quote_plus
+
+from airflow_provider_analytics.wire._secret_rule import secret_values
 
 MASK = "***"
 # Shorter secrets would mask ordinary words; a real token is far longer (Airflow's own masker skips them too).
@@ -39,39 +42,6 @@ MIN_SECRET_LENGTH = 5
 # At least 8 characters, so that prose such as "send a Bearer token" stays as written.
 _BEARER = r"(?P<scheme>(?i:bearer)[ \t]+)[A-Za-z0-9\-._~+/=]{8,}"
 
-# The one rule for "this key holds a secret": its name, lower-cased with every run of non-word characters
-# made "_", contains one of these. They are Airflow 3.3's own sensitive field names (DEFAULT_SENSITIVE_FIELDS
-# of its secrets masker, which Airflow applies to connection extras and variable names) and the write-only
-# connection fields of the contract ("password, private_key, token, anything the platform marks secret"), plus
-# the names key material goes by. Kept here, without Airflow, so the wire layer, the definitions and the
-# hooks apply the same rule on every Airflow release (2.11's list is shorter). docs/hook.md documents it.
-SECRET_KEY_MARKERS = (
-    "access_key",
-    "access_token",
-    "api_key",
-    "apikey",
-    "auth_header",
-    "authorization",
-    "bearer",
-    "connection_string",
-    "credential",
-    "dsn",
-    "key_file",
-    "keyfile",
-    "passphrase",
-    "passwd",
-    "password",
-    "private_key",
-    "proxy",
-    "secret",
-    "service_account",
-    "service_key",
-    "sslkey",
-    "ssl_key",
-    "token",
-    "webhook_url",
-)
-_NON_WORD = re.compile(r"\W+")
 # Characters JSON has outside its strings. A "secret" made of these alone (a number such as a TTL of 86400 under
 # "token_ttl", "false" under "use_token") would be masked in a body's numbers and literals, breaking the JSON:
 # such values are left to Airflow's masker, which only rewrites log lines.
@@ -101,56 +71,6 @@ _lock = threading.Lock()
 _secrets: set[str] = set()
 _known_text: _Known[str] = _Known(None, {})
 _known_bytes: _Known[bytes] = _Known(None, {})
-
-
-def is_secret_key(name: object) -> bool:
-    """Whether a value under this key is a secret (:data:`SECRET_KEY_MARKERS`): ``password``, ``api_token``,
-    ``X-Api-Key``, ``sslkey``, ``client_secret``...
-
-    :param name: a mapping key, in any section (connection fields, chart options, workflow configuration).
-    """
-    if not isinstance(name, str):
-        return False
-    normalized = _NON_WORD.sub("_", name.strip().lower())
-    return any(marker in normalized for marker in SECRET_KEY_MARKERS)
-
-
-def secret_values(value: Any) -> list[str]:
-    """Every secret in a JSON-like value: the strings (and whole numbers) under a secret key at any depth, and
-    the password of every URL with one (``postgres://user:password@host/db``) wherever it is.
-
-    Walked without recursion, as :func:`scrub_value` is.
-
-    :param value: a connection, chart options, a workflow's configuration, or anything made of those.
-    """
-    found: list[str] = []
-    pending: list[tuple[Any, bool]] = [(value, False)]
-    while pending:
-        item, secret = pending.pop()
-        if isinstance(item, dict):
-            pending += [(inner, secret or is_secret_key(key)) for key, inner in item.items()]
-        elif isinstance(item, (list, tuple)):
-            pending += [(inner, secret) for inner in item]
-        elif isinstance(item, str):
-            found += [item] if secret else []
-            found += _url_passwords(item)
-        elif secret and isinstance(item, int) and not isinstance(item, bool):
-            found.append(str(item))  # YAML reads `password: 12345678` as a number; it is sent as one
-    return found
-
-
-def _url_passwords(text: str) -> list[str]:
-    if "@" not in text or "://" not in text:
-        return []
-    found = []
-    for candidate in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s@/]*@", text):
-        try:
-            password = urlsplit(candidate).password
-        except ValueError:
-            continue
-        if password:
-            found.append(password)
-    return found
 
 
 def remember_secrets(value: Any) -> list[str]:

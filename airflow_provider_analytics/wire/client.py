@@ -1,7 +1,8 @@
 """The two clients, :class:`AnalyticsClient` (blocking) and :class:`AsyncAnalyticsClient` (asyncio).
 
 Each drives the shared retry loop of :mod:`._core`: it sends every ``Send`` step on its ``httpx`` client,
-within the step's deadline, reads the answer's body under the size bound and sleeps every ``Sleep`` step.
+within the step's deadline, reads the answer's body under the size bound, sleeps every ``Sleep`` step and makes
+every ``StoreCall`` (a round trip to the rate limit's store, ``_shared_limiter.py``) the way it makes its I/O.
 Nothing else is decided here. The two ``_run``/``_attempt`` pairs differ only by ``await``: they are the
 I/O each client does itself. The connection pools under both are built in :mod:`._transports`.
 """
@@ -16,10 +17,12 @@ from typing import Any, TypeVar
 
 import httpx
 
-from airflow_provider_analytics.wire._core import Answer, BaseAnalyticsClient, Exchange, Reply, Send, Sleep
+from airflow_provider_analytics.wire._core import BaseAnalyticsClient
 from airflow_provider_analytics.wire._deadline import request_deadline
 from airflow_provider_analytics.wire._endpoints import Call, PagedCall, RequestSpec
 from airflow_provider_analytics.wire._pagination import AsyncPager, SyncPager, listing
+from airflow_provider_analytics.wire._steps import Answer, Exchange, Reply, Send, Sleep, StoreCall
+from airflow_provider_analytics.wire._store_clients import AsyncStoreLeases
 from airflow_provider_analytics.wire._transports import async_transports, sync_transports
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
@@ -75,6 +78,8 @@ class AnalyticsClient(BaseAnalyticsClient):
             if isinstance(step, Sleep):
                 self._sleep(step.seconds)
                 reply = None
+            elif isinstance(step, StoreCall):
+                reply = step.blocking(step.timeout)
             else:
                 reply = self._attempt(step)
 
@@ -130,6 +135,7 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
         transports = {"transport": transport} if transport is not None else async_transports(self.pool_settings())
         self._http = httpx.AsyncClient(**transports, **self._httpx_options())
         self._sleep = sleep
+        self._store_leases = AsyncStoreLeases()  # the rate limit store's clients of this loop, while this one lives
 
     async def call(self, call: Call[T]) -> T:
         """Send a request built by :mod:`~airflow_provider_analytics.wire._endpoints`, with retries."""
@@ -151,6 +157,8 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
             if isinstance(step, Sleep):
                 await self._sleep(step.seconds)
                 reply = None
+            elif isinstance(step, StoreCall):
+                reply = await step.awaiting(self._store_leases, step.timeout)
             else:
                 reply = await self._attempt(step)
 
@@ -180,8 +188,9 @@ class AsyncAnalyticsClient(BaseAnalyticsClient):
                 await response.aclose()
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool, and give back the rate limit store's clients it held."""
         await self._http.aclose()
+        await self._store_leases.aclose()
 
     async def __aenter__(self) -> AsyncAnalyticsClient:
         return self

@@ -16,7 +16,7 @@ from airflow_provider_analytics.wire._ids import validate_id
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 from airflow_provider_analytics.wire.retry import RetryPolicy
 
-__all__ = ["ClientConfig"]
+__all__ = ["ClientConfig", "RateLimitStore"]
 
 # Seconds one attempt may take in all (the connection's ``timeout`` extra), and the most it may be set to.
 DEFAULT_TIMEOUT = 30.0
@@ -32,6 +32,61 @@ DEFAULT_MAX_DOWNLOAD_BYTES = 10 * 1024**3
 # trickling server is stopped; averaged over a minute, short stalls do not count.
 DEFAULT_MIN_DOWNLOAD_RATE = 32 * 1024
 DOWNLOAD_RATE_WINDOW = 60.0
+
+
+@dataclass(frozen=True)
+class RateLimitStore:
+    """The Redis server through which every process on one token shares its rate limiter (``_shared_limiter.py``).
+
+    Read from the Airflow connection of type ``redis`` that the analytics connection's extra
+    ``rate_limit_redis_conn_id`` names, with the fields Airflow's Redis provider reads (``RedisHook``): host, port,
+    login, password, and the extras ``db``, ``ssl``, ``ssl_cert_reqs``, ``ssl_ca_certs``, ``ssl_certfile``,
+    ``ssl_keyfile``, ``ssl_check_hostname``.
+
+    :param host: the server's host name or address.
+    :param port: its port.
+    :param db: the database number.
+    :param username: the ACL user (the connection's login), if any.
+    :param password: the password, if any (kept out of ``repr``).
+    :param ssl: whether to connect with TLS.
+    :param ssl_cert_reqs: ``required``, ``optional`` or ``none``: how the server's certificate is checked.
+    :param ssl_ca_certs: a CA bundle to check it with.
+    :param ssl_certfile: a client certificate.
+    :param ssl_keyfile: its private key.
+    :param ssl_check_hostname: whether the certificate must name the host (``None``: redis-py's default).
+    :param connection_id: the id of the Airflow connection it was read from, for messages.
+    """
+
+    host: str
+    port: int = 6379
+    db: int = 0
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    ssl: bool = False
+    ssl_cert_reqs: str = "required"
+    ssl_ca_certs: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+    ssl_check_hostname: bool | None = None
+    connection_id: str | None = None
+
+    def __post_init__(self) -> None:
+        where = f"the rate limit's Redis connection {self.connection_id!r}" if self.connection_id else "the store"
+        if not isinstance(self.host, str) or not self.host.strip() or any(c.isspace() for c in self.host.strip()):
+            raise AnalyticsInputError(f"{where} has no usable host: set it to the Redis server's host name")
+        if isinstance(self.port, bool) or not isinstance(self.port, int) or not 1 <= self.port <= 65535:
+            raise AnalyticsInputError(f"{where}: port must be a whole number from 1 to 65535, got {self.port!r}")
+        if isinstance(self.db, bool) or not isinstance(self.db, int) or not 0 <= self.db <= 100_000:
+            raise AnalyticsInputError(f"{where}: extra 'db' must be a database number from 0, got {self.db!r}")
+        if self.ssl_cert_reqs not in ("required", "optional", "none"):
+            raise AnalyticsInputError(
+                f"{where}: extra 'ssl_cert_reqs' must be required, optional or none, got {self.ssl_cert_reqs!r}"
+            )
+
+    @property
+    def address(self) -> str:
+        """``redis://host:port/db`` (``rediss://`` with TLS), for messages: never the password."""
+        return f"{'rediss' if self.ssl else 'redis'}://{self.host}:{self.port}/{self.db}"
 
 
 @dataclass(frozen=True)
@@ -52,6 +107,8 @@ class ClientConfig:
     :param download_rate_window: seconds the download rate is averaged over (not a connection extra).
     :param connection_id: the id of the connection this config was read from (plain text, so the wire layer
         needs no Airflow); errors a connection setting causes name it next to what to change.
+    :param rate_limit_store: the Redis server through which every process on this token shares its rate limiter
+        (``None``: each process paces on its own).
     """
 
     base_url: str
@@ -66,6 +123,7 @@ class ClientConfig:
     min_download_rate: int = DEFAULT_MIN_DOWNLOAD_RATE
     download_rate_window: float = DOWNLOAD_RATE_WINDOW
     connection_id: str | None = None
+    rate_limit_store: RateLimitStore | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", _check_base_url(self.base_url, self.allow_insecure_http))

@@ -9,24 +9,7 @@ import pytest
 
 from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from tests.support.airflow_runs import RunDag, broken_in_airflow, task_output
-
-# Airflow 3.0's dag.test() hands a rescheduled sensor its first reschedule time as a string, which fails the
-# task as soon as the sensor reschedules once (a deployed worker gets a datetime). Whether a run reschedules
-# depends on how fast the first poke comes, so every reschedule case is skipped there, not only the ones that
-# always reschedule: a "failed" on 3.0 would be that bug, not the sensor's answer.
-SENSOR_MODES = [
-    "poke",
-    pytest.param(
-        "reschedule",
-        marks=broken_in_airflow(
-            "3.0",
-            "Airflow 3.0's dag.test() hands a rescheduled sensor its first reschedule time as a string, which "
-            "fails the task (a deployed worker gets a datetime)",
-        ),
-    ),
-    "defer",
-]
+from tests.support.airflow_runs import SENSOR_MODES, RunDag, task_output
 
 
 def source_and_threshold(sandbox: SandboxServer) -> tuple[str, str]:

@@ -106,10 +106,13 @@ def test_a_secret_of_a_workflow_s_configuration_is_read_from_airflow_when_create
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     token = f"tok-{uuid.uuid4().hex}"
-    monkeypatch.setenv("AIRFLOW_VAR_ENRICH_TOKEN", token)
+    monkeypatch.setenv("AIRFLOW_VAR_ANALYTICS_ENRICH_TOKEN", token)
     document = {
         "workflows": [
-            {"name": "enrich", "configuration": {"steps": [{"auth": {"api_token": {"from_variable": "enrich_token"}}}]}}
+            {
+                "name": "enrich",
+                "configuration": {"steps": [{"auth": {"api_token": {"from_variable": "analytics_enrich_token"}}}]},
+            }
         ],
         "charts": [],
     }
@@ -130,9 +133,11 @@ def test_a_secret_of_a_workflow_s_configuration_is_read_from_airflow_when_create
     "for a variable no secrets backend holds instead of returning the default; a task asks its supervisor",
 )
 def test_a_missing_variable_deep_in_a_configuration_fails_before_any_write(empty: SandboxServer) -> None:
-    configuration = {"steps": [{"auth": {"api_token": {"from_variable": "enrich_token_nowhere"}}}]}
+    configuration = {"steps": [{"auth": {"api_token": {"from_variable": "analytics_enrich_token_nowhere"}}}]}
     document = {"workflows": [{"name": "enrich", "configuration": configuration}]}
-    with pytest.raises(FinalFailure, match=r"configuration\.steps\[0\]\.auth\.api_token: .*enrich_token_nowhere"):
+    with pytest.raises(
+        FinalFailure, match=r"configuration\.steps\[0\]\.auth\.api_token: .*analytics_enrich_token_nowhere"
+    ):
         ApplyDefinitionsOperator(task_id="apply", definitions=document).execute(make_context())
     assert writes(empty) == []
 

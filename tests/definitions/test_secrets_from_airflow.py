@@ -28,8 +28,8 @@ from tests.support.airflow_runs import broken_in_airflow
 from tests.support.context import make_context
 from tests.support.task_log import task_log
 
-CONN_ID = "warehouse_db"
-VARIABLE = "warehouse_database"
+CONN_ID = "analytics_warehouse_db"
+VARIABLE = "analytics_warehouse_database"
 
 
 def unique(label: str) -> str:
@@ -157,15 +157,15 @@ def test_a_missing_connection_variable_or_field_fails_before_any_write(
     empty: SandboxServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kept_in_airflow(monkeypatch)
-    monkeypatch.delenv("AIRFLOW_VAR_NOWHERE_VAR", raising=False)
-    monkeypatch.delenv("AIRFLOW_CONN_NOWHERE_DB", raising=False)
+    monkeypatch.delenv("AIRFLOW_VAR_ANALYTICS_NOWHERE_VAR", raising=False)
+    monkeypatch.delenv("AIRFLOW_CONN_ANALYTICS_NOWHERE_DB", raising=False)
     given = referring()
     given["data_sources"].append(
         {
             "name": "elsewhere",
             "type": "postgres",
             "connection": {
-                "password": {"from_connection": "nowhere_db"},
+                "password": {"from_connection": "analytics_nowhere_db"},
                 "role": {"from_connection": CONN_ID, "field": "paswsord"},
             },
         }
@@ -177,9 +177,10 @@ def test_a_missing_connection_variable_or_field_fails_before_any_write(
     message = str(caught.value)
     assert "nothing was changed on the platform" in message
     where = "definitions: data_sources[1] 'elsewhere'"
-    assert f"{where}: connection.password: reads field 'password' of Airflow connection 'nowhere_db', which is not" in (
-        message
-    )
+    assert (
+        f"{where}: connection.password: reads field 'password' of Airflow connection 'analytics_nowhere_db', which"
+        " is not"
+    ) in message
     assert f"{where}: connection.role: reads field 'paswsord' of Airflow connection {CONN_ID!r}, which has no" in (
         message
     )
@@ -194,18 +195,22 @@ def test_a_missing_connection_variable_or_field_fails_before_any_write(
 )
 def test_a_missing_variable_fails_before_any_write(empty: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> None:
     kept_in_airflow(monkeypatch)
-    monkeypatch.delenv("AIRFLOW_VAR_NOWHERE_VAR", raising=False)
+    monkeypatch.delenv("AIRFLOW_VAR_ANALYTICS_NOWHERE_VAR", raising=False)
     given = referring()
     given["data_sources"].append(
-        {"name": "elsewhere", "type": "postgres", "connection": {"database": {"from_variable": "nowhere_var"}}}
+        {
+            "name": "elsewhere",
+            "type": "postgres",
+            "connection": {"database": {"from_variable": "analytics_nowhere_var"}},
+        }
     )
     operator = ApplyDefinitionsOperator(task_id="apply", definitions=given, retries=3)
     with pytest.raises(FinalFailure) as caught:
         operator.execute(make_context())
     assert writes(empty) == []
     assert (
-        "definitions: data_sources[1] 'elsewhere': connection.database: reads Airflow variable 'nowhere_var', which"
-        " is not defined"
+        "definitions: data_sources[1] 'elsewhere': connection.database: reads Airflow variable"
+        " 'analytics_nowhere_var', which is not defined"
     ) in str(caught.value)
 
 

@@ -64,7 +64,9 @@ BAD_VALUES = {
     "min_download_rate": -1,
     "verify": "/no/such/ca.pem",
     "ui_url": "ftp://ui.example.com",
+    "secret_sources": {"analytics_*": True},
     "allow_insecure_http": "maybe",
+    "rate_limit_redis_conn_id": "not a connection id!",
 }
 
 

@@ -19,7 +19,8 @@ from airflow_provider_analytics.operators.reports import GenerateReportOperator
 from airflow_provider_analytics.operators.workflows import ExecuteWorkflowOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
-from airflow_provider_analytics.wire._redaction import is_secret_key, scrub_text
+from airflow_provider_analytics.wire._redaction import scrub_text
+from airflow_provider_analytics.wire._secret_rule import is_secret_key
 from airflow_provider_analytics.wire.errors import InvalidRequestError
 from tests.support.connections import api_requests, whole_text
 from tests.support.context import make_context
@@ -117,3 +118,39 @@ def test_a_secret_in_an_executions_inputs_or_a_reports_parameters_is_in_no_error
 )
 def test_the_one_rule_for_secret_keys(key: str, secret: bool) -> None:
     assert is_secret_key(key) is secret
+
+
+@pytest.mark.parametrize(
+    ("configuration", "secret"),
+    [
+        ({"params": [["user", "svc"], ["password", "pair-Pw-1a2b3c"]]}, "pair-Pw-1a2b3c"),
+        ({"headers": [{"name": "X-Api-Key", "value": "named-Key-4d5e6f"}]}, "named-Key-4d5e6f"),
+        ({"target": "host=db user=svc password=dsn-Pw-7a8b9c dbname=sales"}, "dsn-Pw-7a8b9c"),
+        ({"target": "Driver={x};Server=db;PWD={odbc;Pw-0d1e2f};"}, "odbc;Pw-0d1e2f"),
+        ({"proxy": {"host": "proxy-host-3a4b5c", "port": 3128}}, "proxy-host-3a4b5c"),  # the whole value
+    ],
+)
+def test_pairs_named_values_and_dsn_passwords_are_secret_too(
+    sandbox: SandboxServer, hook: AnalyticsHook, configuration: dict[str, Any], secret: str
+) -> None:
+    sandbox.state.inject(refusal_echoing(configuration, "/v1/workflows$"))
+    with pytest.raises(InvalidRequestError) as caught:
+        hook.create_workflow(f"wf-{uuid.uuid4().hex[:8]}", configuration)
+    assert_hidden(secret, whole_text(caught.value), caught.value.details)
+
+
+@pytest.mark.parametrize(
+    "configuration",
+    [
+        {"query": "select * from users where password = 'plain-Text-9z8y'"},  # SQL, not a DSN
+        {"redact_fields": ["password", "plain-Text-9z8y"]},  # a list of names, not of pairs
+        {"columns": [{"name": "plain-Text-9z8y", "value": 1}]},  # a name that names no secret
+    ],
+)
+def test_what_only_looks_like_a_secret_stays_legible(
+    sandbox: SandboxServer, hook: AnalyticsHook, configuration: dict[str, Any]
+) -> None:
+    sandbox.state.inject(refusal_echoing(configuration, "/v1/workflows$"))
+    with pytest.raises(InvalidRequestError) as caught:
+        hook.create_workflow(f"wf-{uuid.uuid4().hex[:8]}", configuration)
+    assert "plain-Text-9z8y" in str(caught.value)

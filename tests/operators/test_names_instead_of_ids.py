@@ -244,11 +244,13 @@ def test_deferred_sensor_by_name_defers_on_the_id_and_resumes_without_a_listing(
 
 
 def test_sensor_name_that_matches_none_or_several_fails(sandbox: SandboxServer, hook: AnalyticsHook) -> None:
+    # The run's time first: the threshold is input, checked before the lookup's request.
+    context = make_context(data_interval_end=sandbox.state.now())
     with pytest.raises(Exception, match=r"no data source is named 'wearhouse'.*closest first: 'warehouse'"):
-        DataSourceSyncedSensor(task_id="t", data_source_name="wearhouse").execute(make_context())
+        DataSourceSyncedSensor(task_id="t", data_source_name="wearhouse").execute(context)
     twin = hook.connect_data_source("warehouse", "postgres", {"host": "db", "database": "x", "user": "u"})["id"]
     with pytest.raises(Exception, match="2 data sources are named 'warehouse'") as failed:
-        DataSourceSyncedSensor(task_id="t", data_source_name="warehouse").execute(make_context())
+        DataSourceSyncedSensor(task_id="t", data_source_name="warehouse").execute(context)
     assert DATA_SOURCE in str(failed.value)
     assert twin in str(failed.value)
     assert [(m, p) for m, p in writes(sandbox) if p != "/v1/data-sources"] == []  # only the twin's creation

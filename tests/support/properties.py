@@ -11,7 +11,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from airflow_provider_analytics.wire._accounts import reset_rate_limiters
-from airflow_provider_analytics.wire._throttle import MIN_PAUSE
+from airflow_provider_analytics.wire._learning import MIN_PAUSE
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import AnalyticsError
 from airflow_provider_analytics.wire.retry import RetryPolicy

@@ -46,7 +46,9 @@ class Recorder(WireObserver):
     def queued(self, account: str, seconds: float) -> None:
         self.events.append(("queued", account))
 
-    def limiter(self, account: str, pace: float, queue_depth: int) -> None:
+    def limiter(self, account: str, pace: float, queue_depth: int, scope: str = "process", share: float = 1.0) -> None:
+        assert scope == "process"
+        assert share == 1.0
         self.events.append(("limiter", account, pace > 0, queue_depth))
 
     def paused(self, account: str, source: PauseSource) -> None:

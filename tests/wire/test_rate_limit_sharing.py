@@ -15,7 +15,7 @@ from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._accounts import limiter_for
-from airflow_provider_analytics.wire._throttle import MIN_PAUSE
+from airflow_provider_analytics.wire._learning import MIN_PAUSE
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from tests.support.connections import LIMITED_TOKEN
 from tests.support.fixtures import Api, ApiFactory, make_config

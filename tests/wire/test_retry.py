@@ -11,7 +11,7 @@ import pytest
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
-from airflow_provider_analytics.wire._throttle import MIN_PAUSE
+from airflow_provider_analytics.wire._learning import MIN_PAUSE
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import AnalyticsConnectionError, RateLimitedError, ServerError

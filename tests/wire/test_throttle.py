@@ -10,9 +10,11 @@ import tracemalloc
 import pytest
 
 from airflow_provider_analytics.wire._accounts import limiter_for, reset_rate_limiters
-from airflow_provider_analytics.wire._pace import MIN_RATE, PROBE_SECONDS, RESTART_SHARE
+from airflow_provider_analytics.wire._learning import MIN_PAUSE, QUICK_REFUSAL_CUT, RECOVER_SECONDS
+from airflow_provider_analytics.wire._pace import HEADER_SHARE, MIN_RATE, PROBE_SECONDS, RESTART_SHARE
 from airflow_provider_analytics.wire._rate_headers import RateHeaders
-from airflow_provider_analytics.wire._throttle import MIN_PAUSE, QUICK_REFUSAL_CUT, RECOVER_SECONDS, RateLimiter, Turn
+from airflow_provider_analytics.wire._share import CUT, GROWTH
+from airflow_provider_analytics.wire._throttle import RateLimiter, Turn
 
 T0 = 1000.0
 
@@ -116,20 +118,52 @@ def test_retry_after_zero_cannot_make_it_spin() -> None:
     assert now - T0 > 30 * MIN_PAUSE
 
 
+class WallClock:
+    """Epoch seconds the test sets: where in the platform's one-second windows each answer comes."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_the_headers_give_the_pace_without_a_refusal() -> None:
-    limiter = RateLimiter("x")
-    epoch = time.time()
-    reset = float(int(epoch) + 1)
-    for remaining in (50, 20, 10):  # a one-second window of 100, nearly used up
+    wall = WallClock(1_800_000_000.0)
+    limiter = RateLimiter("x", wall_clock=wall)
+    reset = 1_800_000_001.0
+    for remaining in range(99, 9, -1):  # a one-second window of 100, nearly used up by this process alone
+        wall.now += 0.0105  # at 95 a second: under the cap
         limiter.answered(200, _headers(100, remaining, reset), T0)
     assert limiter.throttled
+    wall.now = reset + 0.5
     limiter.answered(200, _headers(100, 99, reset + 1), T0 + 0.5)  # the next window: it lasts one second
     turn = limiter.take_turn(T0 + 1)
     assert turn is not None
     limiter.delay(turn, T0 + 1)
     assert limiter.snapshot()["window"] == 1
-    assert limiter.snapshot()["rate"] == pytest.approx(95, rel=0.01)
+    assert limiter.snapshot()["share"] == 1.0
+    assert limiter.snapshot()["rate"] == pytest.approx(HEADER_SHARE * 100, rel=0.01)
     assert limiter.snapshot()["refused"] == 0
+
+
+def test_with_the_headers_a_process_paces_at_its_part_of_what_the_window_used() -> None:
+    """Other processes on the token show in Remaining: it falls by forty between this process's first and third
+    answers. It paces at its part of the window's use (a twentieth), not at the whole limit as if it were alone."""
+    wall = WallClock(1_800_000_000.6)
+    limiter = RateLimiter("x", wall_clock=wall)
+    reset = 1_800_000_001.0
+    for remaining in (50, 20, 10):
+        limiter.answered(200, _headers(100, remaining, reset), T0)
+    assert limiter.throttled
+    assert limiter.snapshot()["share"] == pytest.approx(2 / 40)
+    wall.now = reset + 0.2  # the window closes: it was used over the cap's pace (90 in its first 60 %): cut
+    limiter.answered(200, _headers(100, 99, reset + 1), T0 + 0.5)
+    turn = limiter.take_turn(T0 + 1)
+    assert turn is not None
+    limiter.delay(turn, T0 + 1)
+    assert limiter.snapshot()["share"] == pytest.approx(2 / 40 * CUT)
+    assert limiter.snapshot()["rate"] == pytest.approx(HEADER_SHARE * 100 * 2 / 40 * CUT, rel=0.01)
 
 
 def test_a_used_up_window_pauses_until_it_resets() -> None:
@@ -257,32 +291,25 @@ def test_the_expected_wait_counts_the_queue_and_the_pause() -> None:
     assert limiter.expected_wait(T0 + 0.6) == pytest.approx(0.9 + 1.0, abs=0.05)
 
 
-def test_with_the_headers_a_refusal_while_pacing_cuts_this_process_share() -> None:
-    """Other processes on the token make the platform refuse some of this one's requests although it paces under
-    the headers' cap: each refusal while the pace binds cuts this process's pace (its share of the limit is
-    smaller than the headers say), and the pace creeps back towards the cap when refusals stop."""
-    limiter = RateLimiter("x")
-    reset = float(int(time.time()) + 1)
-    limiter.answered(200, _headers(3, 0, reset), T0)
-    limiter.answered(200, _headers(3, 2, reset + 1), T0 + 1)
-    first = limiter.take_turn(T0 + 1.1)
-    assert first is not None
-    now = go(limiter, first, T0 + 1.1)
-    assert limiter.snapshot()["rate"] == pytest.approx(0.95 * 3, rel=0.01)
-    for turn in [limiter.take_turn(now) for _ in range(3)]:  # a queue: the pace binds
-        assert turn is not None
-        now = go(limiter, turn, now)
-        limiter.refused(1.0, sent_at=now, now=now, max_pause=120)
-    cut = limiter.snapshot()["rate"]
-    assert cut < 0.95 * 3 * 0.9
-    for turn in [limiter.take_turn(now) for _ in range(20)]:  # refused on and on: never under half the cap
-        assert turn is not None
-        now = go(limiter, turn, now)
-        limiter.refused(1.0, sent_at=now, now=now, max_pause=120)
-    assert limiter.snapshot()["rate"] == pytest.approx(0.5 * 0.95 * 3, rel=0.01)
-    for _ in range(20):  # 300 s: past the probe time, a queue of three now and then: back at the cap, not over
-        now += 15
-        for turn in [limiter.take_turn(now) for _ in range(3)]:
-            assert turn is not None
-            now = go(limiter, turn, now)
-    assert limiter.snapshot()["rate"] == pytest.approx(0.95 * 3, rel=0.01)
+def test_with_the_headers_a_used_up_window_cuts_this_process_share_and_windows_that_hold_grow_it() -> None:
+    """Other processes make the platform refuse some of this one's requests although it paces under the headers'
+    cap: each window used up cuts its share of the limit (by CUT, with no floor that would let many processes together
+    ask for more than the limit), and each window that held grows it back by GROWTH."""
+    wall = WallClock(1_800_000_000.0)
+    limiter = RateLimiter("x", wall_clock=wall)
+    reset = 1_800_000_001.0
+    for remaining in range(9, -1, -1):  # the first window, used up by this process alone: it paces, then is cut
+        wall.now += 0.05
+        limiter.answered(200, _headers(10, remaining, reset), T0)
+    assert limiter.snapshot()["share"] == 1.0
+    for window in range(1, 21):  # twenty windows in which the platform refused one of its requests
+        wall.now = reset + window - 0.5
+        limiter.answered(200, _headers(10, 5, reset + window), T0 + window)
+        limiter.answered(429, _headers(10, 0, reset + window), T0 + window + 0.5)
+    wall.now = reset + 20.1
+    limiter.answered(200, _headers(10, 9, reset + 21), T0 + 21)
+    assert limiter.snapshot()["share"] == pytest.approx(CUT**21, rel=0.01)
+    for window in range(22, 72):  # fifty windows that held: their last answer past half-way, little used
+        wall.now = reset + window - 0.3
+        limiter.answered(200, _headers(10, 8, reset + window), T0 + window)
+    assert limiter.snapshot()["share"] == pytest.approx(CUT**21 + 50 * GROWTH, rel=0.01)

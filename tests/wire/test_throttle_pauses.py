@@ -15,7 +15,7 @@ import pytest
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
-from airflow_provider_analytics.wire._deadline import call_deadline
+from airflow_provider_analytics.wire._deadline import call_deadline, waiting_for_no_pause
 from airflow_provider_analytics.wire._throttle import RateLimiter
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.errors import RateLimitedError
@@ -130,3 +130,29 @@ def test_a_short_pause_logs_no_warning(caplog: pytest.LogCaptureFixture) -> None
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         limiter.refused(2.0, sent_at=1000.0, now=1000.0, max_pause=120)
     assert _warnings(caplog) == []
+
+
+@pytest.mark.parametrize(
+    ("fault", "header"),
+    [
+        (Fault.headers(set=_day_ahead(), path="/v1/charts$"), "X-RateLimit-Reset"),  # a pause already in force
+        (Fault.status(429, path="/v1/data-sources$", retry_after=5), "Retry-After"),  # one the call itself meets
+    ],
+    ids=["in force", "met"],
+)
+def test_a_call_that_waits_for_no_pause_fails_at_once_naming_the_header(
+    sandbox: SandboxServer, fault: Fault, header: str
+) -> None:
+    """What a sensor that gives its worker slot back asks for: no sleep, however short the pause or far its deadline."""
+    sandbox.state.inject(fault)
+    sleeps: list[float] = []
+    with AnalyticsClient(make_config(sandbox, retry=POLICY), sleep=sleeps.append) as client:
+        client.call(endpoints.list_charts())
+        with waiting_for_no_pause(), pytest.raises(RateLimitedError) as caught:
+            client.call(endpoints.list_data_sources())
+        assert client.rate_limiter.pause_in_force(time.monotonic()) is not None, "the pause holds for everyone else"
+    assert sleeps == [], "it waited for nothing"
+    text = str(caught.value)
+    assert f"the platform's {header} asked this token to wait" in text
+    assert "this call waits for no pause" in text
+    assert [r.path for r in sandbox.state.requests].count("/v1/data-sources") <= 1, "never sent again"

@@ -168,3 +168,13 @@ def test_a_trigger_event_carries_no_encoding_of_the_token(monkeypatch: pytest.Mo
     assert event["status"] == "error"
     assert "req-***" in event["message"]
     assert_no_form(TOKEN, json.dumps(event), RemoteWaitError.from_event(event["message"], event.get("api_error")))
+
+
+def test_a_deeply_nested_value_is_walked_without_recursion() -> None:
+    # A value handed to a hook method may nest as deep as json.loads allows; the rule's walk must not recurse.
+    secret = f"deep-{uuid.uuid4().hex}"
+    value: object = {"password": secret}
+    for _ in range(20_000):
+        value = [{"level": value}]
+    assert remember_secrets(value) == [secret]
+    assert scrub_text(f"echoed {secret}") == "echoed ***"

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
-from airflow_provider_analytics.wire.errors import AnalyticsInputError
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
 from tests.support.fixtures import Api
+from tests.support.names import JSON_HEADERS
 
 BAD_IDS = ["", "../etc/passwd", "a/b", "wf 1", "x" * 65, "wf_1?x=1", "%2e%2e", None, 7]
 
@@ -70,3 +73,21 @@ def test_ids_are_placed_in_the_path_verbatim() -> None:
     spec = endpoints.get_execution("wf_A-1", "ex_b_2").spec
     assert spec.path == "/v1/workflows/wf_A-1/executions/ex_b_2"
     assert spec.route == "/v1/workflows/{workflow_id}/executions/{execution_id}"
+
+
+@pytest.mark.parametrize(
+    ("start", "path"),
+    [
+        (lambda: endpoints.execute_workflow("wf_nightly_enrichment"), "/v1/workflows/wf_nightly_enrichment/execute"),
+        (lambda: endpoints.generate_report(["db_sales"]), "/v1/reports"),
+    ],
+    ids=["execution", "report"],
+)
+def test_a_start_answered_with_an_id_no_request_may_carry_is_refused(
+    api: Api, sandbox: SandboxServer, start: Any, path: str
+) -> None:
+    """The id of started work ends up in later requests' paths, XCom and links: the start's answer is checked."""
+    body = json.dumps({"id": "../../admin", "workflow_id": "wf_nightly_enrichment", "status": "queued"})
+    sandbox.state.inject(Fault.respond(202, headers=JSON_HEADERS, body=body, path=f"^{path}$"))
+    with pytest.raises(UnexpectedResponseError, match=rf"^POST {path}: .* id '\.\./\.\./admin', which is not an id"):
+        api.call(start())

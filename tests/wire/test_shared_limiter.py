@@ -1,0 +1,196 @@
+"""One limiter for every process on a token, through a real ``redis-server`` (wire/_shared_limiter.py).
+
+Other processes are real ones (a child interpreter with a client of its own) where the claim is about processes;
+the queue's order is checked on the store's script itself, with two limiters that share nothing but the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Generator, Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from airflow_provider_analytics.sandbox.faults import Fault
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._shared_limiter import SharedLimiter, SharedTurn, store_key
+from airflow_provider_analytics.wire._steps import Sleep, StoreCall
+from airflow_provider_analytics.wire._throttle import RateLimiter
+from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
+from airflow_provider_analytics.wire.config import RateLimitStore
+from tests.support.connections import LIMITED_TOKEN
+from tests.support.fixtures import make_config
+from tests.support.redis_server import RedisServer
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    with RedisServer() as server:
+        yield server
+
+
+def store_of(server: RedisServer) -> RateLimitStore:
+    return RateLimitStore(host="127.0.0.1", port=server.port, connection_id="rate_limits")
+
+
+def received(sandbox: SandboxServer) -> list[tuple[datetime, int, str]]:
+    return [
+        (datetime.fromisoformat(r.received_at.replace("Z", "+00:00")), r.status, r.path) for r in sandbox.state.requests
+    ]
+
+
+def other_process(sandbox: SandboxServer, server: RedisServer, calls: int) -> dict[str, Any]:
+    """A child interpreter with its own client (its own limiters) on the same token and store: what it saw."""
+    program = textwrap.dedent(
+        f"""
+        import json, time
+        from airflow_provider_analytics.wire import _endpoints as endpoints
+        from airflow_provider_analytics.wire.client import AnalyticsClient
+        from airflow_provider_analytics.wire.config import ClientConfig, RateLimitStore
+        store = RateLimitStore(host="127.0.0.1", port={server.port}, connection_id="rate_limits")
+        config = ClientConfig(base_url={sandbox.base_url!r}, token={sandbox.token!r}, rate_limit_store=store)
+        with AnalyticsClient(config) as client:
+            started = time.time()
+            for _ in range({calls}):
+                client.call(endpoints.list_data_sources())
+            shared = client.shared_limiter
+            print(json.dumps({{"seconds": time.time() - started, "throttled": shared.learned.throttled}}))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_a_pause_one_process_was_told_holds_the_requests_of_every_process(
+    sandbox: SandboxServer, redis_server: RedisServer
+) -> None:
+    """A 429 with Retry-After: 3 to this process holds another process's requests on the token until it has passed:
+    the other process never saw a refusal, it learnt the pause from the store."""
+    sandbox.state.inject(Fault.status(429, path="/v1/charts$", retry_after=3))
+    config = make_config(sandbox, rate_limit_store=store_of(redis_server))
+    with AnalyticsClient(config) as client:
+        outcome: list[object] = []
+        refused = threading.Thread(target=lambda: outcome.append(client.call(endpoints.list_charts())))
+        refused.start()  # it waits out its own 429
+        deadline = time.monotonic() + 20
+        while not any(status == 429 for _, status, _ in received(sandbox)):
+            assert time.monotonic() < deadline, f"no 429 reached this process: {outcome}"
+            assert refused.is_alive(), f"no 429 reached this process: {outcome}"
+            time.sleep(0.01)
+        seen = other_process(sandbox, redis_server, calls=2)
+        refused.join()
+    assert outcome, "the refused call succeeded once the pause had passed"
+    log = received(sandbox)
+    refused_at = next(at for at, status, _ in log if status == 429)
+    theirs = [(at - refused_at).total_seconds() for at, status, path in log if path == "/v1/data-sources"]
+    assert len(theirs) == 2
+    assert all(status != 429 for _, status, _ in log[1:])
+    assert min(theirs) >= 2.9, f"the other process sent {min(theirs):.2f} s after the 429, inside the pause"
+    assert seen["throttled"], "the other process paces with the fleet"
+
+
+def drive(steps: Generator[Any, Any, Any]) -> Any:
+    """Carry out a limiter's steps as a blocking client does (store round trips, real sleeps)."""
+    reply: Any = None
+    while True:
+        try:
+            step = steps.send(reply)
+        except StopIteration as done:
+            return done.value
+        if isinstance(step, StoreCall):
+            reply = step.blocking(step.timeout)
+        elif isinstance(step, Sleep):
+            time.sleep(step.seconds)
+            reply = None
+        else:  # pragma: no cover - the limiter yields nothing else
+            raise AssertionError(step)
+
+
+def limiter_pair(server: RedisServer) -> tuple[SharedLimiter, SharedLimiter]:
+    """Two limiters that share nothing but the store: two processes' views of one account."""
+    key = store_key("https://api.example.com", "token-a")
+    store = store_of(server)
+    return SharedLimiter(store, key, RateLimiter("a")), SharedLimiter(store, key, RateLimiter("b"))
+
+
+def test_turns_of_two_processes_go_in_the_order_they_were_taken_at_the_fleets_pace(redis_server: RedisServer) -> None:
+    first, second = limiter_pair(redis_server)
+    # A refusal seen by the first process (the fleet sent 10/s just before) starts the fleet's pacing.
+    turn = drive(first.wait_for_turn(None, lambda *_: None))
+    drive(first.refused(0.2, turn, time.monotonic(), 120.0, _retry_after()))
+    assert drive(second.wait_for_turn(None, lambda *_: None)) is not None
+    assert second.learned.throttled
+    assert second.learned.rate == first.learned.rate
+
+    order: list[tuple[str, int, float]] = []
+    limiters = [first, second] * 4
+    waits = [limiter.wait_for_turn(None, lambda *_: None) for limiter in limiters]
+    pending: list[tuple[int, Any, Any]] = [(index, wait, None) for index, wait in enumerate(waits)]
+    # Interleave them as two processes' loops would: each takes its turn (its first step), in this order.
+    taken: list[tuple[int, Any, Any]] = []
+    for index, wait, _ in pending:
+        step = wait.send(None)
+        taken.append((index, wait, step.blocking(step.timeout)))
+    for index, wait, reply in taken:
+        try:
+            step = wait.send(reply)
+            while True:
+                if isinstance(step, StoreCall):
+                    step = wait.send(step.blocking(step.timeout))
+                else:
+                    time.sleep(step.seconds)
+                    step = wait.send(None)
+        except StopIteration as done:
+            granted: SharedTurn = done.value
+            order.append(("ab"[index % 2], granted.number, granted.sent_at))
+    numbers = [number for _, number, _ in order]
+    assert numbers == sorted(numbers), "one queue: turns go in the order they were taken"
+    assert len(set(numbers)) == 8, "each turn once"
+    sent = [at for _, _, at in order]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(sent)]
+    assert min(gaps) >= 0.9 / first.learned.rate, f"turns went faster than the fleet's pace: {gaps}"
+
+
+def _retry_after() -> Any:
+    from airflow_provider_analytics.wire._observer import PauseSource
+
+    return PauseSource.RETRY_AFTER
+
+
+@pytest.mark.analytics_sandbox(rate_limit=5, rate_limit_headers=False)
+def test_keys_name_no_token_and_two_tokens_keep_their_limits_apart(
+    sandbox: SandboxServer, redis_server: RedisServer
+) -> None:
+    store = store_of(redis_server)
+    crowded = make_config(sandbox, rate_limit_store=store)
+    with AnalyticsClient(crowded) as client:
+        for _ in range(12):  # over the token's 5/s: refused, then paced through the store
+            client.call(endpoints.list_charts())
+        assert client.shared_limiter is not None
+        assert client.shared_limiter.learned.throttled
+    other = make_config(sandbox, token=LIMITED_TOKEN, rate_limit_store=store)
+
+    async def other_token() -> bool:  # a trigger's client: the asyncio transport of the store
+        async with AsyncAnalyticsClient(other) as client:
+            await client.call(endpoints.list_charts())
+            assert client.shared_limiter is not None
+            return client.shared_limiter.learned.throttled
+
+    assert not asyncio.run(other_token()), "the other token paces with the first one's limit"
+    keys = redis_server.keys()
+    assert len(keys) == 4, keys  # two per token: its state and its recent sends
+    for token in (sandbox.token, LIMITED_TOKEN):
+        for form in (token, hashlib.sha256(token.encode()).hexdigest()):
+            assert not any(form in key for key in keys)
