@@ -82,8 +82,10 @@ if TYPE_CHECKING:
 
 __all__ = ["AppliedPlan", "Written", "apply_plan", "idempotency_key", "plan_definitions"]
 
-# Stands for the id of an object created earlier in the same apply, while the writes are checked before the first.
-_PLACEHOLDER_ID = "pending"
+# Stands for the id of an object created earlier in the same apply, while the writes are checked before the first:
+# as long as an id may be (wire/_contract.ID_PATTERN), so a body that fits the platform's bound with it fits with
+# whatever id the create returns.
+_PLACEHOLDER_ID = "pending" + "_" * 57
 # Where the plan and the writes are logged when the caller names no logger (the hook names its own).
 _LOG = logging.getLogger(__name__)
 # What an apply read from Airflow: by (kind, name), the value of each reference by its path in the free-form field.

@@ -2,8 +2,8 @@
 
 :func:`export` sends the four listings a plan sends (``_read.read_existing``) and nothing else; the rest is no
 I/O: :func:`export_definitions` turns what they answered into one mapping of the definitions' shape, which
-:func:`export` then plans against the same answers (an export that would not plan as unchanged says why), and
-:func:`definition_files` splits it into files. The platform's answers are
+:func:`export` then plans against the same answers (an export that would not plan as unchanged says why);
+``_export_files.definition_files`` splits it into files. The platform's answers are
 read as hostile: an object without a usable name or id is left out and said so, a value definitions cannot carry
 fails the export naming the object (the same checks a plan makes, run on the result before anything is written),
 and nothing the platform keeps secret is written. What an export writes, and why:
@@ -33,7 +33,6 @@ and nothing the platform keeps secret is written. What an export writes, and why
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,29 +51,15 @@ from airflow_provider_analytics.definitions._plan import Existing
 from airflow_provider_analytics.definitions._problems import listed, one_line
 from airflow_provider_analytics.definitions._references import LITERAL
 from airflow_provider_analytics.wire._contract import ID_PATTERN
-from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
+from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 __all__ = [
-    "SPLITS",
     "Exported",
     "checked_filters",
-    "definition_files",
     "export_definitions",
     "reference_connection_id",
     "reference_variable_key",
 ]
-
-# How an export is split into files: one per kind (``charts.yaml``), or one per object (``charts/revenue.yaml``).
-SPLITS = ("kind", "object")
-_HEADER = (
-    "# Exported from the analytics platform by airflow-provider-analytics (ExportDefinitionsOperator).\n"
-    "# Edit, then plan and apply with ApplyDefinitionsOperator. Secrets are never exported: each is a reference to\n"
-    "# an Airflow connection (from_connection) or variable (from_variable) that the apply reads; {$literal: ...}\n"
-    "# holds a value the platform wrote in a reference's shape, sent as written.\n"
-)
-
-_NOT_SLUG = re.compile(r"[^a-z0-9]+")
-_MOST_SLUG = 60
 
 
 @dataclass(frozen=True)
@@ -264,48 +249,3 @@ def _placed(place: object, charts: _Naming) -> object:
         return place  # refused by the check of the result, naming the dashboard
     placed = {key: place.get(key) for key in PLACED}
     return {"chart": charts.reference(placed.pop("chart_id")), **placed}
-
-
-def definition_files(definitions: Mapping[str, list[dict[str, Any]]], split_by: str) -> list[tuple[str, str]]:
-    """The files an export writes: each one's path (relative, ``/``-separated) and YAML text, in a stable order.
-
-    Every text is read back with the definitions' own YAML reader before it is returned, and must give back what
-    was written: a value PyYAML would write so that it reads back otherwise is a bug caught here, not in a file.
-
-    :param definitions: an export's definitions (:attr:`Exported.definitions`).
-    :param split_by: ``kind`` (``charts.yaml``: every section, even an empty one, so that a re-export empties it) or
-        ``object`` (``charts/revenue.yaml``; a name that slugs like another's gets the object's id too).
-    """
-    documents: list[tuple[str, dict[str, Any]]] = []
-    for section, entries in definitions.items():
-        if split_by == "kind":
-            documents.append((f"{section}.yaml", {section: entries}))
-            continue
-        stems = [_slug(entry["name"]) for entry in entries]
-        counts = {stem: stems.count(stem) for stem in stems}
-        used: set[str] = set()
-        for entry, stem in zip(entries, stems, strict=True):
-            ident = str(entry.get("id") or "")
-            unique = stem and counts[stem] == 1 and "id" not in entry
-            name = stem if unique else "-".join(part for part in (stem, ident) if part)
-            while name in used:  # "a x1" slugs as the "a" of id x1: two objects never share a file
-                name = f"{name}-{ident or len(used)}"
-            used.add(name)
-            documents.append((f"{section}/{name}.yaml", {section: [entry]}))
-    return [(path, _rendered(document, path)) for path, document in documents]
-
-
-def _slug(name: str) -> str:
-    return _NOT_SLUG.sub("-", name.lower()).strip("-")[:_MOST_SLUG].strip("-")
-
-
-def _rendered(document: dict[str, Any], path: str) -> str:
-    import yaml  # type: ignore[import-untyped]  # PyYAML (installed with Airflow) ships no type information
-
-    from airflow_provider_analytics.definitions._yaml import parse_yaml
-
-    body: str = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
-    text = _HEADER + body
-    if parse_yaml(text) != document:
-        raise UnexpectedResponseError(f"{path}: the exported YAML does not read back as what was exported")
-    return text

@@ -22,12 +22,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_analytics.definitions._model import KINDS, MAX_INTEGER, SECTIONS, Refused
+from airflow_provider_analytics.definitions._model import KINDS, MAX_FILE_BYTES, MAX_INTEGER, SECTIONS, Refused
 from airflow_provider_analytics.definitions._problems import Problems, one_line
 
-__all__ = ["FORMATS", "MAX_FILE_BYTES", "MAX_PATH_SHOWN", "DefinitionsSource", "read_sources", "type_name"]
+__all__ = [
+    "FORMATS",
+    "MAX_FILE_BYTES",
+    "MAX_PATH_SHOWN",
+    "DefinitionsSource",
+    "read_at_most",
+    "read_document",
+    "read_sources",
+    "type_name",
+]
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_PATH_SHOWN = 200
 FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 _GLOB_CHARACTERS = re.compile(r"[*?\[]")
@@ -163,10 +171,25 @@ def _read_bytes(path: str) -> bytes:
     if special is None:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
         with open(descriptor, "rb") as stream:
-            special = _special(os.fstat(descriptor).st_mode)
+            status = os.fstat(descriptor)
+            special = _special(status.st_mode)
             if special is None:
-                return stream.read(MAX_FILE_BYTES + 1)
+                return read_at_most(stream, status.st_size, MAX_FILE_BYTES)
     raise _NotRegular(special)
+
+
+def read_at_most(stream: Any, size: int, most: int) -> bytes:
+    """At most ``most`` + 1 bytes of ``stream``, a file of ``size`` bytes when it was looked at: a buffer of its
+    size is allocated, not one of ``most`` (``read(n)`` allocates ``n`` bytes first), and more is read if it grew.
+
+    :param stream: a binary file open for reading.
+    :param size: its size, from ``fstat``.
+    :param most: the most bytes wanted (one more is read, to tell a larger file).
+    """
+    data: bytes = stream.read(min(size, most) + 1)
+    if size < len(data) <= most:  # it grew since it was looked at
+        data += stream.read(most + 1 - len(data))
+    return data
 
 
 class _NotRegular(Exception):
@@ -187,6 +210,18 @@ def _read(path: str, problems: Problems) -> Mapping[str, Any] | None:
     except OSError as error:
         problems.add(f"{shown}: cannot be read: {error.strerror or error}")
         return None
+    return read_document(raw, shown, kind, problems)
+
+
+def read_document(raw: bytes, shown: str, kind: str, problems: Problems) -> Mapping[str, Any] | None:
+    """A file's top-level mapping, read from its bytes within every budget of this module; ``None`` with the
+    problem recorded. What an export checks each file it writes with, before writing it.
+
+    :param raw: the file's bytes (at most :data:`MAX_FILE_BYTES` + 1 of them are looked at).
+    :param shown: how messages name the file.
+    :param kind: ``yaml`` or ``json`` (:data:`FORMATS`).
+    :param problems: where to record what is wrong.
+    """
     if len(raw) > MAX_FILE_BYTES:
         problems.add(f"{shown}: is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; split it into several files")
         return None
@@ -237,11 +272,55 @@ def _json_integer(written: str) -> int | Refused:
 
 def _parse_json(text: str) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_integer)
+        document = json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_integer)
     except json.JSONDecodeError as error:
         raise _ParseError(f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
     except RecursionError:
         raise _ParseError("invalid JSON: nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(text):  # rare: only then is each text looked at
+        _refuse_lone_surrogates(text)
+    return document
+
+
+# A \u escape of a UTF-16 surrogate (D800-DFFF), maybe escaped itself (\\ud800 is a backslash and "ud800").
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_JSON_TEXT = re.compile(r'"(?:[^"\\]|\\.)*"')  # a JSON text literal: in a valid document, found from its start
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)")
+
+
+def _refuse_lone_surrogates(text: str) -> None:
+    """Refuse the first ``\\ud800``-style escape that is not half of a surrogate pair (``\\ud83d\\ude00`` is one
+    character): JSON reads it into a text that UTF-8 cannot encode, so no request could carry it."""
+    for literal in _JSON_TEXT.finditer(text):
+        lone = _lone_surrogate(literal.group())
+        if lone is None:
+            continue
+        at = literal.start() + lone.start()
+        line = text.count("\n", 0, at) + 1
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise _ParseError(
+            f"line {line}, column {column}: {lone.group()} is half of a UTF-16 surrogate pair, alone: the text it"
+            " is in cannot be encoded as UTF-8, so no request could carry it; write the character itself, or both"
+            " halves of its pair"
+        )
+
+
+def _lone_surrogate(literal: str) -> re.Match[str] | None:
+    """The first escape of ``literal`` that is a surrogate without its other half, if any."""
+    pending: re.Match[str] | None = None  # a high half, waiting for its low half right after it
+    for escape in _ESCAPE.finditer(literal):
+        code = int(escape.group(1), 16) if escape.group(1) else -1
+        low = 0xDC00 <= code <= 0xDFFF
+        if pending is not None:
+            if low and escape.start() == pending.end():
+                pending = None
+                continue
+            return pending
+        if 0xD800 <= code <= 0xDBFF:
+            pending = escape
+        elif low:
+            return escape
+    return pending
 
 
 def _parse_yaml(text: str) -> Any:

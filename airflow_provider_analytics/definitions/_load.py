@@ -50,8 +50,10 @@ from airflow_provider_analytics.definitions._schemas import (
     refusal,
     shown,
 )
+from airflow_provider_analytics.wire._contract import MAX_REQUEST_BODY_BYTES
+from airflow_provider_analytics.wire._request_json import Unsendable, measure, shown_path
 
-__all__ = ["MAX_DEPTH", "MAX_INTEGER", "MAX_VALUES", "DefinitionsSource", "load_definitions"]
+__all__ = ["MAX_DEPTH", "MAX_INTEGER", "MAX_VALUES", "DefinitionsSource", "load_definitions", "load_documents"]
 
 # One of pydantic's errors (its ``_Details``): ``loc``, ``type``, ``input`` and ``ctx``.
 _Details = Mapping[str, Any]
@@ -73,7 +75,21 @@ def load_definitions(source: DefinitionsSource) -> Definitions:
     :raises AnalyticsInputError: listing every problem found, each with its file, object and field.
     """
     problems = Problems()
-    documents = read_sources(source, problems)
+    return _checked(read_sources(source, problems), problems)
+
+
+def load_documents(documents: Sequence[tuple[str, Mapping[str, Any]]], problems: Problems) -> Definitions:
+    """Check documents read already (each file's label and top-level mapping) as one set, as
+    :func:`load_definitions` checks what it reads: what an export checks the files it writes with.
+
+    :param documents: each document's label (a file's path) and its top-level mapping.
+    :param problems: where the problems go, and the words of the error that lists them.
+    :raises AnalyticsInputError: listing every problem found.
+    """
+    return _checked(list(documents), problems)
+
+
+def _checked(documents: list[tuple[str, Mapping[str, Any]]], problems: Problems) -> Definitions:
     budget = ValueBudget()  # shared by every source: MAX_VALUES counts them all
     # every object with a name, valid or not, with the id that pins it (if any)
     named: dict[Kind, list[tuple[Origin, object]]] = {kind: [] for kind in KINDS}
@@ -116,6 +132,10 @@ def _name_of(raw: object) -> str | None:
 
 def _validated(kind: Kind, origin: Origin, raw: object, budget: ValueBudget, problems: Problems) -> Definition | None:
     """The object's record, or ``None`` with each of its problems recorded."""
+    unsendable = _unsendable(kind, raw)
+    if unsendable is not None:
+        problems.add(f"{origin}: {unsendable}")
+        return None
     try:
         model = SCHEMAS[kind].model_validate(raw, context=budget)
     except ValidationError as error:
@@ -141,6 +161,24 @@ def _validated(kind: Kind, origin: Origin, raw: object, budget: ValueBudget, pro
         return ChartDef(origin, model.name, model.type, model.data_source_id, model.query, free_form, model.id)
     assert isinstance(model, WorkflowDefinition)
     return WorkflowDef(origin, model.name, free_form, model.description, model.id)
+
+
+def _unsendable(kind: Kind, raw: object) -> str | None:
+    """Why the object, as written, could not be sent in one request (``None`` when it could): over the platform's
+    1 MiB as JSON, or holding a text UTF-8 cannot encode. Measured before anything else reads it, and only up to
+    the limit: an object that stands for gigabytes (one text referred to from everywhere) costs about 1 MiB of
+    work. The request an apply sends differs a little (a reference becomes an id, a secret its value): it is
+    measured again before the apply's first write (``_apply``)."""
+    found = measure(raw, MAX_REQUEST_BODY_BYTES, strict=False)
+    if not isinstance(found, Unsendable):
+        return None
+    where = shown_path(found.path)
+    if found.over_limit:
+        return (
+            f"the {LABELS[kind]} takes over 1 MiB as JSON (the limit is passed at {where or 'its start'}), more"
+            " than the platform accepts in one request: make it smaller"
+        )
+    return f"{where}: {found.problem}" if where else found.problem
 
 
 def _key_named(details: _Details) -> _Details:

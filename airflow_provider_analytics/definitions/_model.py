@@ -20,6 +20,7 @@ __all__ = [
     "KINDS",
     "LABELS",
     "MAX_DEPTH",
+    "MAX_FILE_BYTES",
     "MAX_INTEGER",
     "MAX_VALUES",
     "SECTIONS",
@@ -62,6 +63,8 @@ LABELS: dict[Kind, str] = {
 # otherwise stand for billions of them.
 MAX_DEPTH = 100
 MAX_VALUES = 1_000_000
+# The largest definitions file read, and the most text one file may stand for with its aliases expanded.
+MAX_FILE_BYTES = 10 * 1024 * 1024
 
 
 def is_secret_field(name: str) -> bool:

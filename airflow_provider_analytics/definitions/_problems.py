@@ -15,6 +15,7 @@ __all__ = ["MAX_PROBLEMS_SHOWN", "Problems", "listed", "one_line", "raise_proble
 
 MAX_PROBLEMS_SHOWN = 100
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_NOTHING_CHANGED = "nothing was changed on the platform"
 
 
 def one_line(text: str) -> str:
@@ -38,11 +39,12 @@ def listed(items: Sequence[str], most: int = 20) -> str:
     return "; ".join(items[:most]) + (f"; and {more} more" if more > 0 else "")
 
 
-def raise_problems(lines: Sequence[str], what: str) -> None:
+def raise_problems(lines: Sequence[str], what: str, outcome: str = _NOTHING_CHANGED) -> None:
     """Raise one :class:`AnalyticsInputError` listing ``lines`` (the first :data:`MAX_PROBLEMS_SHOWN`); none: return.
 
     :param lines: one problem each, ``<where>: <field>: <what to change>``.
     :param what: the plural subject of the first sentence (``The definitions``).
+    :param outcome: what was not done because of them, after the count.
     """
     if not lines:
         return
@@ -50,17 +52,19 @@ def raise_problems(lines: Sequence[str], what: str) -> None:
     if len(lines) > MAX_PROBLEMS_SHOWN:
         shown.append(f"  ... and {len(lines) - MAX_PROBLEMS_SHOWN} more")
     count = f"{len(lines)} problem" + ("" if len(lines) == 1 else "s")
-    raise AnalyticsInputError(f"{what} have {count}; nothing was changed on the platform:\n" + "\n".join(shown))
+    raise AnalyticsInputError(f"{what} have {count}; {outcome}:\n" + "\n".join(shown))
 
 
 class Problems:
     """Every problem found so far, in the order found.
 
     :param what: the plural subject of the error's first sentence.
+    :param outcome: what was not done because of them (:func:`raise_problems`).
     """
 
-    def __init__(self, what: str = "The definitions") -> None:
+    def __init__(self, what: str = "The definitions", outcome: str = _NOTHING_CHANGED) -> None:
         self.what = what
+        self.outcome = outcome
         self.lines: list[str] = []
 
     def add(self, line: str) -> None:
@@ -72,4 +76,4 @@ class Problems:
 
     def raise_if_any(self) -> None:
         """Raise the one error listing every problem recorded, if there is any."""
-        raise_problems(self.lines, self.what)
+        raise_problems(self.lines, self.what, self.outcome)

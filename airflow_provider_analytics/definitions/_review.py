@@ -3,7 +3,9 @@
 A plan task's return value reaches the apply task through XCom (``reviewed_plan=plan_task.output``), so it is
 read as hostile: it must be a plan's dict (or the operator's whole return value, which holds one under
 ``"plan"``) of a bounded size, and every row it lists must have the fields a plan writes, of the right types.
-A malformed one is refused before any request, saying what is wrong.
+A malformed one is refused before any request (:func:`check_reviewed`), saying what is wrong and where; so is
+one nested deeper or holding more values than a plan can (a reviewed plan 5,000 levels deep ended the task in a
+``RecursionError`` when its rows were compared).
 
 What must be the same is every row that writes or blocks the apply (``create``, ``update``, ``cannot_apply``),
 matched by kind and name (and pinned id): its action, the platform object's id, the dashboard version the
@@ -29,14 +31,20 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_provider_analytics.definitions._model import MAX_DEPTH, MAX_VALUES
 from airflow_provider_analytics.definitions._plan import ACTIONS
 from airflow_provider_analytics.definitions._problems import one_line
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
-__all__ = ["MOST_REVIEWED_ROWS", "moved_since"]
+__all__ = ["MOST_REVIEWED_DEPTH", "MOST_REVIEWED_ROWS", "MOST_REVIEWED_VALUES", "check_reviewed", "moved_since"]
 
 # A plan lists every object of the workspace (not_managed ones too); more rows than this is no plan we made.
 MOST_REVIEWED_ROWS = 200_000
+# A plan's deepest values are a field's before and after, six levels down (the operator's result, the plan, its
+# changes, a row, its fields, one field), and nest at most MAX_DEPTH deep themselves; the values a plan holds are at
+# most the definitions' (MAX_VALUES) and as many of the platform's they are compared with, and a few a row.
+MOST_REVIEWED_DEPTH = MAX_DEPTH + 6
+MOST_REVIEWED_VALUES = 4 * MAX_VALUES
 _WRITING = ("create", "update", "cannot_apply")
 _ROW_FIELDS = {"kind": str, "name": str, "action": str}
 _MOST_SHOWN = 20
@@ -82,6 +90,15 @@ def moved_since(reviewed: object, plan: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def check_reviewed(reviewed: object) -> None:
+    """Refuse, before any request, a reviewed plan that is not a plan: its shape, its rows, its depth and size.
+
+    :param reviewed: the reviewed plan, as the apply task was given it.
+    :raises AnalyticsInputError: what is wrong, and where (``reviewed_plan['plan']['changes'][3]...``).
+    """
+    _rows_of(reviewed)
+
+
 def _plan_of(reviewed: object) -> Mapping[str, Any]:
     """The plan in a reviewed value: the value, or what it holds under ``plan`` (the operator's return value)."""
     plan = reviewed.get("plan") if isinstance(reviewed, Mapping) and "plan" in reviewed else reviewed
@@ -90,6 +107,7 @@ def _plan_of(reviewed: object) -> Mapping[str, Any]:
 
 def _rows_of(reviewed: object) -> list[Mapping[str, Any]]:
     """The reviewed plan's rows, each checked for the fields :func:`_comparable` reads."""
+    _check_bounded(reviewed)
     plan = reviewed.get("plan") if isinstance(reviewed, Mapping) and "plan" in reviewed else reviewed
     if not isinstance(plan, Mapping) or not isinstance(plan.get("changes"), list):
         raise AnalyticsInputError(
@@ -108,6 +126,45 @@ def _rows_of(reviewed: object) -> list[Mapping[str, Any]]:
     return changes
 
 
+def _check_bounded(reviewed: object) -> None:
+    """Refuse a value nested deeper than :data:`MOST_REVIEWED_DEPTH`, holding more than :data:`MOST_REVIEWED_VALUES`
+    values, or a key that is not text: no plan does, and the comparison below recurses and sorts keys. Walked with
+    a stack of its own, so the check itself recurses at no depth."""
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(reviewed, ())]
+    count = 1
+    while stack:
+        value, path = stack.pop()
+        if not isinstance(value, (Mapping, list, tuple)):
+            continue
+        count += len(value)
+        if count > MOST_REVIEWED_VALUES:  # before its values are taken up
+            raise AnalyticsInputError(
+                f"reviewed_plan holds over {MOST_REVIEWED_VALUES:,} values, more than a plan can: it is not a plan"
+                " task's return value"
+            )
+        if len(path) >= MOST_REVIEWED_DEPTH:
+            raise AnalyticsInputError(
+                f"{_where(path)} nests more than {MOST_REVIEWED_DEPTH} levels deep, deeper than any plan: it is not a"
+                " plan task's return value"
+            )
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise AnalyticsInputError(
+                        f"{_where(path)} has the key {one_line(repr(key))[:40]}, and a plan's keys are text: it is not"
+                        " a plan task's return value"
+                    )
+                stack.append((item, (*path, key)))
+        else:
+            stack.extend((item, (*path, index)) for index, item in enumerate(value))
+
+
+def _where(path: tuple[str | int, ...]) -> str:
+    """``reviewed_plan['changes'][0]['fields']``, the first levels of a path (a deep one is cut)."""
+    shown = "".join(f"[{one_line(step)[:40]!r}]" if isinstance(step, str) else f"[{step}]" for step in path[:8])
+    return f"reviewed_plan{shown}{'...' if len(path) > 8 else ''}"
+
+
 def _row_problem(row: object) -> str | None:
     if not isinstance(row, Mapping):
         return f"is {_shape(row)}, not a mapping"
@@ -116,8 +173,17 @@ def _row_problem(row: object) -> str | None:
             return f"has no {name} string"
     if row["action"] not in ACTIONS:
         return f"has the action {one_line(str(row['action']))!r}, none of {', '.join(ACTIONS)}"
-    if not isinstance(row.get("fields", []), list):
-        return "has fields that are not a list"
+    for name in ("id", "digest", "pinned_id"):
+        if row.get(name) is not None and not isinstance(row[name], str):
+            return f"has {name} {_shape(row[name])}, not a string or null"
+    version = row.get("version")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        return f"has version {_shape(version)}, not a whole number or null"
+    fields = row.get("fields", [])
+    if not isinstance(fields, list) or not all(
+        isinstance(item, Mapping) and isinstance(item.get("field"), str) for item in fields
+    ):
+        return "has fields that are not a list of mappings, each naming its field"
     reads = row.get("reads", [])
     if not isinstance(reads, list) or not all(
         isinstance(read, Mapping) and all(isinstance(item, str) for item in read.values()) for read in reads

@@ -5,9 +5,13 @@ C stack, a SIGSEGV before any Python check runs), and its constructor expands me
 levels of ten merges in 600 bytes take minutes and gigabytes before any value is counted). So the document is
 composed here, from the parser's event stream (a state machine that does not recurse), and budgeted at every
 event: collections nest at most :data:`MAX_NESTING` deep, and the document stands for at most
-:data:`~airflow_provider_analytics.definitions._model.MAX_VALUES` nodes, keys included, where an alias (a merge
-key's too) costs the whole expanded size of the anchor it names. Only then does PyYAML's safe constructor build the
-values, refusing a key written twice in one mapping.
+:data:`~airflow_provider_analytics.definitions._model.MAX_VALUES` nodes, keys included, and :data:`MAX_TEXT`
+characters of text, where an alias (a merge key's too) costs the whole expanded size of the anchor it names (100,000
+aliases of one 50,000-character text are one value each, and 5 GB of text). An explicit tag must be one of JSON's
+and fit its node (PyYAML's constructors meet ``!!map [1, 2]`` with a bare ``TypeError``). A key written twice in one
+mapping is refused, and merge keys are flattened as each mapping ends, one level at a time (PyYAML's constructor
+flattens them recursively: a chain of merges of merges ended in ``RecursionError``). Only then does PyYAML's safe
+constructor build the values.
 
 Values that YAML 1.1 reads as something other than what was written, or cannot build at all, become
 :class:`~airflow_provider_analytics.definitions._model.Refused` in their place, so that the check names the object
@@ -21,13 +25,17 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from airflow_provider_analytics.definitions._model import MAX_DEPTH, MAX_INTEGER, MAX_VALUES, Refused
+from airflow_provider_analytics.definitions._model import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER, MAX_VALUES, Refused
+from airflow_provider_analytics.definitions._problems import one_line
 
-__all__ = ["MAX_NESTING", "parse_yaml"]
+__all__ = ["MAX_NESTING", "MAX_TEXT", "parse_yaml"]
 
 # A free-form value sits inside the document's mapping, a section's list, an object and its field: four levels
 # more than MAX_DEPTH, so that this limit refuses nothing the check of the values would have let through.
 MAX_NESTING = MAX_DEPTH + 4
+# The characters of text a file may stand for, aliases expanded: as many as the largest file read holds
+# (MAX_FILE_BYTES), so a file without aliases never reaches it, and one with them stands for no more.
+MAX_TEXT = MAX_FILE_BYTES
 # Longer than any way of writing an integer within MAX_INTEGER (binary needs 53 digits): refused unconverted,
 # since CPython refuses to convert over 4,300 decimal digits (a bare ValueError) and base 60 is quadratic.
 _MAX_DIGITS = 64
@@ -96,17 +104,8 @@ def _loader_class() -> Any:
     import yaml
 
     class DefinitionsLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            seen: set[tuple[str, str]] = set()
-            for key_node, _ in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                    continue  # a merge key (<<) may be overridden: that is what it is for
-                marker = (key_node.tag, key_node.value)
-                if marker in seen:
-                    problem = f"the key {key_node.value!r} appears twice in one mapping; keep one"
-                    raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
-                seen.add(marker)
-            return super().construct_mapping(node, deep=deep)
+        def flatten_mapping(self, node: Any) -> None:
+            """Nothing: :func:`_flatten` merged every mapping while composing (PyYAML's own recurses)."""
 
         def construct_yaml_int(self, node: Any) -> Any:
             written = str(node.value)
@@ -159,24 +158,57 @@ _AS_TEXT = "quote it to send it as text"
 
 
 class _Open:
-    """A collection being composed: its node, its anchor, its expanded size so far, a mapping's pending key."""
+    """A collection being composed: its node, its anchor, its expanded size so far (values and characters), and a
+    mapping's pending key."""
 
-    __slots__ = ("anchor", "key", "node", "size")
+    __slots__ = ("anchor", "key", "node", "size", "text")
 
     def __init__(self, node: Any, anchor: str | None) -> None:
         self.node = node
         self.anchor = anchor
         self.size = 1
+        self.text = 0
         self.key: Any = None
 
 
+class _Budget:
+    """What the document stands for so far, aliases expanded: values (keys included) and characters of text."""
+
+    __slots__ = ("text", "values")
+
+    def __init__(self) -> None:
+        self.values = 0
+        self.text = 0
+
+    def spend(self, values: int, text: int, mark: Any) -> None:
+        self.values += values
+        self.text += text
+        if self.values > MAX_VALUES:
+            raise _YamlProblem(
+                f"the file stands for over {MAX_VALUES:,} values, counting each alias (*name, and each merge key"
+                " <<) as all it names: write fewer aliases, or split the file",
+                mark,
+            )
+        if self.text > MAX_TEXT:
+            raise _YamlProblem(
+                f"the file stands for over {MAX_TEXT // (1024 * 1024)} MiB of text, counting each alias (*name, and"
+                " each merge key <<) as all it names: write fewer aliases, or split the file",
+                mark,
+            )
+
+
 def _compose(loader: Any, yaml: Any) -> Any:
-    """The document's root node, composed from the event stream without recursion and within the budgets."""
+    """The document's root node, composed from the event stream without recursion and within the budgets.
+
+    Merge keys are flattened here, as each mapping ends (what it merges ended before it, flattened already), so
+    that PyYAML's constructor, whose flattening recurses once per merge nested in a merge, never sees one.
+    """
     root: Any = None
     documents = 0
     open_: list[_Open] = []
-    anchors: dict[str, tuple[Any, int | None]] = {}  # the size is None while the anchored collection is open
-    total = 0
+    # an anchor's node and what it stands for (values, characters); the size is None while the collection is open
+    anchors: dict[str, tuple[Any, tuple[int, int] | None]] = {}
+    budget = _Budget()
     while True:
         event = loader.get_event()
         mark = event.start_mark
@@ -190,13 +222,14 @@ def _compose(loader: Any, yaml: Any) -> Any:
         if not isinstance(event, (yaml.NodeEvent, yaml.CollectionEndEvent)):
             continue  # the stream's start and a document's end
         if isinstance(event, yaml.AliasEvent):
-            node, cost = anchors.get(event.anchor, (None, 0))
+            node, cost = anchors.get(event.anchor, (None, None))
             if node is None:
                 raise _YamlProblem(f"the alias *{event.anchor} names no anchor before it: define &{event.anchor}", mark)
             if cost is None:
                 raise _YamlProblem(
                     f"the alias *{event.anchor} is inside what it names: JSON cannot carry a cycle", mark
                 )
+            budget.spend(*cost, mark)
         elif isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
             if event.anchor is not None and event.anchor in anchors:
                 raise _YamlProblem(f"the anchor &{event.anchor} is defined twice: rename one", mark)
@@ -207,30 +240,26 @@ def _compose(loader: Any, yaml: Any) -> Any:
                 open_.append(_Open(node, event.anchor))
                 if event.anchor is not None:
                     anchors[event.anchor] = (node, None)
-                total += 1
+                budget.spend(1, 0, mark)
                 continue
-            cost = 1
+            cost = (1, len(event.value))
+            budget.spend(*cost, mark)
             if event.anchor is not None:
-                anchors[event.anchor] = (node, 1)
+                anchors[event.anchor] = (node, cost)
         else:  # the end of a collection: its parts are counted already
             done = open_.pop()
-            node, cost = done.node, done.size
+            node, cost = done.node, (done.size, done.text)
             node.end_mark = event.end_mark
+            if isinstance(node, yaml.MappingNode):
+                _flatten(node, yaml)
             if done.anchor is not None:
                 anchors[done.anchor] = (node, cost)
-        if not isinstance(event, yaml.CollectionEndEvent):
-            total += cost
-        if total > MAX_VALUES:
-            raise _YamlProblem(
-                f"the file stands for over {MAX_VALUES:,} values, counting each alias (*name, and each merge key"
-                " <<) as all it names: write fewer aliases, or split the file",
-                mark,
-            )
         if not open_:
             root = node
             continue
         parent = open_[-1]
-        parent.size += cost
+        parent.size += cost[0]
+        parent.text += cost[1]
         if isinstance(parent.node, yaml.SequenceNode):
             parent.node.value.append(node)
         elif parent.key is None:
@@ -240,13 +269,77 @@ def _compose(loader: Any, yaml: Any) -> Any:
             parent.key = None
 
 
+def _flatten(node: Any, yaml: Any) -> None:
+    """Refuse a key written twice in the mapping ``node``, then put what its merge keys (``<<``) merge before its
+    own pairs, as PyYAML does (a key of its own wins, then the first mapping merged that holds the key).
+
+    What is merged ended before ``node``, so it is flattened already: this looks one level deep, never recurses.
+    """
+    seen: set[tuple[str, str]] = set()
+    merged: list[Any] = []
+    own: list[Any] = []
+    for key_node, value_node in node.value:
+        if key_node.tag != _MERGE:
+            own.append((key_node, value_node))
+            if isinstance(key_node, yaml.ScalarNode):
+                marker = (key_node.tag, key_node.value)
+                if marker in seen:
+                    raise _YamlProblem(
+                        f"the key {one_line(key_node.value)[:80]!r} appears twice in one mapping; keep one",
+                        key_node.start_mark,
+                        invalid=True,
+                    )
+                seen.add(marker)
+            continue
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        wrong = next((source for source in sources if not isinstance(source, yaml.MappingNode)), None)
+        if wrong is not None:
+            what = _KIND_NAMES[type(wrong).__name__]
+            raise _YamlProblem(
+                "a merge key (<<) takes a mapping or a list of mappings (an alias of one: *name), not"
+                f" {what if wrong is value_node else 'a list holding ' + what}",
+                wrong.start_mark,
+            )
+        for source in reversed(sources):  # the first mapping listed wins: it goes last
+            merged.extend(source.value)
+    if len(own) < len(node.value):  # it had a merge key, maybe of an empty mapping: none may be left
+        node.value = merged + own
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+_CORE = "tag:yaml.org,2002:"
+# The explicit tags a definitions file may write, by the kind of node they may tag: JSON's types only.
+_TAGS_BY_KIND = {
+    "ScalarNode": {f"{_CORE}{name}" for name in ("str", "int", "float", "bool", "null")},
+    "SequenceNode": {f"{_CORE}seq"},
+    "MappingNode": {f"{_CORE}map"},
+}
+_KIND_NAMES = {"ScalarNode": "a single value", "SequenceNode": "a list", "MappingNode": "a mapping"}
+_TAGS_TAKEN = "!!str, !!int, !!float, !!bool and !!null on a single value, !!seq on a list and !!map on a mapping"
+
+
 def _node(loader: Any, yaml: Any, event: Any) -> Any:
-    """The node a scalar or a collection's start stands for, its tag resolved as PyYAML's composer does."""
+    """The node a scalar or a collection's start stands for, its tag resolved as PyYAML's composer does; an
+    explicit tag must be one of JSON's types and fit the kind of node it tags."""
     if isinstance(event, yaml.ScalarEvent):
-        tag = (
-            event.tag if event.tag not in (None, "!") else loader.resolve(yaml.ScalarNode, event.value, event.implicit)
-        )
+        kind = yaml.ScalarNode
+    else:
+        kind = yaml.SequenceNode if isinstance(event, yaml.SequenceStartEvent) else yaml.MappingNode
+    if event.tag in (None, "!"):
+        value = event.value if kind is yaml.ScalarNode else None
+        tag = loader.resolve(kind, value, event.implicit)
+        if tag == f"{_CORE}value":  # YAML 1.1 reads a lone "=" as the "value key", which no constructor builds
+            tag = f"{_CORE}str"
+    else:
+        tag = event.tag
+        if tag not in _TAGS_BY_KIND[kind.__name__]:
+            written = f"!!{tag[len(_CORE) :]}" if tag.startswith(_CORE) else tag
+            fits = any(tag in tags for tags in _TAGS_BY_KIND.values())
+            what = f"does not fit {_KIND_NAMES[kind.__name__]}" if fits else "is not one definitions take"
+            raise _YamlProblem(
+                f"the tag {one_line(written)[:60]} {what}: remove it; definitions take {_TAGS_TAKEN}",
+                event.start_mark,
+            )
+    if kind is yaml.ScalarNode:
         return yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
-    kind = yaml.SequenceNode if isinstance(event, yaml.SequenceStartEvent) else yaml.MappingNode
-    tag = event.tag if event.tag not in (None, "!") else loader.resolve(kind, None, event.implicit)
     return kind(tag, [], event.start_mark, None, flow_style=event.flow_style)

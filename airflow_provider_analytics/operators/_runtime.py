@@ -24,11 +24,14 @@ from airflow_provider_analytics._jobs.executions import ExecutionJob
 from airflow_provider_analytics._jobs.pauses import ends_past, past_deadline, pause_now
 from airflow_provider_analytics._jobs.reports import ReportJob
 from airflow_provider_analytics._jobs.syncs import SyncJob
-from airflow_provider_analytics.definitions._export import SPLITS, checked_filters, definition_files
-from airflow_provider_analytics.definitions._model import LABELS
+from airflow_provider_analytics.definitions._export import checked_filters
+from airflow_provider_analytics.definitions._export_files import SPLITS, definition_files, written_by_an_export
+from airflow_provider_analytics.definitions._files import MAX_FILE_BYTES
+from airflow_provider_analytics.definitions._model import LABELS, SECTIONS
 from airflow_provider_analytics.definitions._problems import one_line
-from airflow_provider_analytics.definitions._review import moved_since
+from airflow_provider_analytics.definitions._review import check_reviewed, moved_since
 from airflow_provider_analytics.destinations._atomic import write_atomically
+from airflow_provider_analytics.destinations._export_folder import survey, write_beneath
 from airflow_provider_analytics.destinations._target import Destination, refuse_existing
 from airflow_provider_analytics.hooks._metrics import waiting, work_ended
 from airflow_provider_analytics.lineage._recording import STARTED, keep
@@ -71,6 +74,8 @@ if TYPE_CHECKING:
 __all__ = [
     "LABELS",
     "LAST_LOOK_SECONDS",
+    "MAX_FILE_BYTES",
+    "SECTIONS",
     "SPLITS",
     "STARTED",
     "TRANSIENT_ERRORS",
@@ -98,6 +103,7 @@ __all__ = [
     "TransferProgress",
     "answered_id",
     "call_deadline",
+    "check_reviewed",
     "checked_event",
     "checked_filters",
     "clean_text",
@@ -121,6 +127,7 @@ __all__ = [
     "refuse_existing",
     "reschedule_after_pause",
     "resolve_name",
+    "survey",
     "try_number_of",
     "validate_id",
     "validate_page_size",
@@ -128,6 +135,8 @@ __all__ = [
     "why_final",
     "work_ended",
     "write_atomically",
+    "write_beneath",
+    "written_by_an_export",
 ]
 
 # The trigger a deferred task waits in, for each description of work: the job operators and the download operator

@@ -5,7 +5,6 @@ The guides: :doc:`/guides/apply-definitions`, :doc:`/guides/export-definitions` 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -148,6 +147,8 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
                 "reviewed_plan is for the apply task after the review: give it to a task without plan_only"
             )
         check_templated(self.reviewed_plan, "reviewed_plan")
+        if self.reviewed_plan is not None:
+            operators._runtime.check_reviewed(self.reviewed_plan)
 
     def _log_not_managed(self, plan: Plan) -> None:
         """One INFO line per kind naming every platform object no definition names (``list_not_managed``)."""
@@ -210,21 +211,34 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
     are exported with each object's ``id``. Both, and anything that would not plan as unchanged, are logged at
     WARNING.
 
+    What it writes is what an apply reads: every file is read back by the apply's own reader, within its limits,
+    before any is written, and an export an apply would refuse (a file over 10 MiB, a text no file can carry)
+    fails naming what to change, with nothing written. Links inside the destination are not followed. Before any
+    request, the folder is looked at for the exported sections, in both layouts: a file there that no export
+    wrote, or that was edited since (each exported file's header holds the digest of what follows it), fails the
+    task naming it unless ``overwrite=True``, since the export would replace it or an apply would read it beside
+    the export's own.
+
     Returns ``{"files": [...], "files_written": n, "counts": {section: objects}, "pinned": [...], "pinned_found": n,
     "stale": [...], "stale_found": n}``: the first 20 files written (in the order written: by section, then by
     name) and how many were written in all (a workspace split per object writes a file per object, and XCom is no
     place for thousands of paths: the folder lists them), how many objects each section holds, the first 20
-    objects exported with their ids (``kind``, ``name``, ``id``) and how many there were, and
-    (``split_by="object"``) the first 20 files of the exported sections' folders this export did not write, left as
-    they are (an object renamed or gone since an earlier export, which an apply would create again), and how many.
+    objects exported with their ids (``kind``, ``name``, ``id``) and how many there were, and the first 20 files of
+    the exported sections, in either layout, that this export did not write, left as they are (an object renamed
+    or gone since an earlier export, the other ``split_by``'s files, or, with ``overwrite=True``, files someone
+    else wrote), which an apply of the folder would read too, and how many.
 
     :param destination: the folder to write to: a local path, or a URI such as ``s3://bucket/definitions/`` (end a
-        folder that does not exist yet with ``/``) (templated). Existing files of the same names are replaced.
+        folder that does not exist yet with ``/``) (templated). An export's own files of the same names are
+        replaced.
     :param kinds: which sections: ``data_sources``, ``charts``, ``dashboards``, ``workflows`` (default: all)
         (templated).
     :param names: only the objects of these names (default: every object) (templated).
     :param split_by: ``kind`` (one file per section, default) or ``object`` (a folder per section, a file per
         object).
+    :param overwrite: write even though the folder holds files of the exported sections that no export wrote (or
+        that were edited since): those of the same names are replaced, the others left beside the export
+        (default ``False``: the task fails, naming them, before any request).
     :param analytics_conn_id: the Airflow connection of type ``analytics``.
     """
 
@@ -238,6 +252,7 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
         kinds: Sequence[str] | None = None,
         names: Sequence[str] | None = None,
         split_by: str = "kind",
+        overwrite: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -245,6 +260,7 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
         self.kinds = kinds
         self.names = names
         self.split_by = split_by
+        self.overwrite = overwrite
 
     @task_step
     def execute(self, context: Context) -> dict[str, Any]:
@@ -253,7 +269,9 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
             raise runtime.AnalyticsInputError(
                 f"split_by must be one of {', '.join(map(repr, runtime.SPLITS))}, got {self.split_by!r}"
             )
-        runtime.checked_filters(self.kinds, self.names)  # before the destination is touched
+        if not isinstance(self.overwrite, bool):
+            raise runtime.AnalyticsInputError(f"overwrite must be True or False, got {self.overwrite!r}")
+        kinds, _ = runtime.checked_filters(self.kinds, self.names)  # before the destination is touched
         where = runtime.Destination.parse(self.destination)
         if not where.is_folder:
             raise runtime.AnalyticsInputError(
@@ -261,21 +279,38 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
                 f" {self.split_by})"
             )
         where.prepare()
+        sections = [runtime.SECTIONS[kind] for kind in kinds]
+        found = runtime.survey(where.path, sections, runtime.written_by_an_export, runtime.MAX_FILE_BYTES)
+        self._check_folder(where, found)
         definitions = self.hook.export_definitions(self.kinds, self.names)
         files = []
-        for relative, text in runtime.definition_files(definitions, self.split_by):
-            target = where.path.joinpath(*relative.split("/"))
-            data = text.encode("utf-8")
-            runtime.write_atomically(target, functools.partial(_write, data), len(data))
-            files.append(where.uri_of(target))
+        for file in runtime.definition_files(definitions, self.split_by):
+            files.append(where.uri_of(runtime.write_beneath(where.path, file.path.split("/"), file.data)))
         self.log.info("Wrote %d definition file(s) to %s", len(files), where.uri_of(where.path))
+        written = set(files)
+        replaced = [uri for uri in (where.uri_of(path) for path, _ in found.others) if uri in written]
+        if replaced:
+            self.log.warning(
+                "overwrite=True: replaced %d file(s) that no export wrote or that were edited since: %s",
+                len(replaced),
+                _first(replaced),
+            )
         pinned = [
             {"kind": section, "name": entry["name"], "id": entry["id"]}
             for section, entries in definitions.items()
             for entry in entries
             if "id" in entry
         ]
-        stale = self._stale(where, definitions, set(files)) if self.split_by == "object" else []
+        there = [*found.exported, *(path for path, _ in found.others)]
+        stale = sorted(uri for uri in (where.uri_of(path) for path in there) if uri not in written)
+        if stale:
+            self.log.warning(
+                "%d file(s) of the exported sections were not written by this export (an object renamed or gone"
+                " since an earlier one, the other split_by's files?): %s. An apply of the folder reads them too,"
+                " and would create their objects again or define them twice: remove them if so",
+                len(stale),
+                _first(stale),
+            )
         counts = {section: len(entries) for section, entries in definitions.items()}
         return {
             "files": files[:_MOST_LISTED],
@@ -287,24 +322,28 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
             "stale_found": len(stale),
         }
 
-    def _stale(self, where: Any, definitions: Mapping[str, Any], written: set[str]) -> list[str]:
-        """The ``.yaml`` files of the exported sections' folders that this export did not write (one WARNING)."""
-        stale = sorted(
-            where.uri_of(path)
-            for section in definitions
-            for path in where.path.joinpath(section).glob("*.yaml")
-            if where.uri_of(path) not in written
-        )
-        if stale:
-            self.log.warning(
-                "%d file(s) in the exported folders were not written by this export (an object renamed or gone"
-                " since an earlier one?): %s. An apply would create their objects again: remove them if so",
-                len(stale),
-                ", ".join(stale[:_MOST_LISTED])
-                + (f" and {len(stale) - _MOST_LISTED} more" if len(stale) > _MOST_LISTED else ""),
+    def _check_folder(self, where: Any, found: Any) -> None:
+        """Refuse, before any request, a section folder that is a link, and (unless ``overwrite``) files of the
+        exported sections that no export wrote."""
+        runtime = operators._runtime
+        if found.linked_folders:
+            raise runtime.AnalyticsInputError(
+                f"{_first([where.uri_of(path) for path in found.linked_folders])}: is a link, and the export does not"
+                " follow links inside its destination (its files would land elsewhere): remove the link, or export"
+                " to the folder it points to"
             )
-        return stale
+        if found.others and not self.overwrite:
+            named = [f"{where.uri_of(path)} ({what})" for path, what in found.others]
+            raise runtime.AnalyticsInputError(
+                f"destination {where.uri_of(where.path)} holds {len(named)} file(s) of the exported sections that no"
+                f" export wrote, or that were edited since: {_first(named)}. The export would replace those of its"
+                " own names, and an apply of the folder would read the others beside it: move them, or pass"
+                " overwrite=True to replace them"
+            )
 
 
-def _write(data: bytes, out: Any) -> None:
-    out.write(data)
+def _first(items: Sequence[str]) -> str:
+    """The first :data:`_MOST_LISTED` of ``items`` (paths: each on one line), and how many more."""
+    more = len(items) - _MOST_LISTED
+    shown = (operators._runtime.one_line(item) for item in items[:_MOST_LISTED])
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")

@@ -34,6 +34,7 @@ from airflow_provider_analytics.wire._observer import CallRecord, PauseSource, o
 from airflow_provider_analytics.wire._pace import Turn
 from airflow_provider_analytics.wire._rate_headers import Pause
 from airflow_provider_analytics.wire._redaction import remember_secret, scrub_body
+from airflow_provider_analytics.wire._request_json import encoded
 from airflow_provider_analytics.wire._shared_limiter import LEAST_SECONDS, SharedTurn
 from airflow_provider_analytics.wire._steps import Answer, Exchange, Reply, Send, Sleep, Step
 from airflow_provider_analytics.wire._tls import root_cause, tls_context, transport_error
@@ -100,7 +101,12 @@ class BaseAnalyticsClient:
 
     def _build_request(self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec) -> httpx.Request:
         headers = {"Authorization": f"Bearer {self.config.token}", **spec.headers}
-        return http.build_request(spec.method, spec.path, params=spec.params, json=spec.json_body, headers=headers)
+        if spec.json_body is None:
+            return http.build_request(spec.method, spec.path, params=spec.params, headers=headers)
+        # Encoded here, one way on every httpx (wire/_request_json.py): the bytes sent are the bytes measured.
+        content = encoded(spec.json_body)
+        headers["Content-Type"] = "application/json"
+        return http.build_request(spec.method, spec.path, params=spec.params, content=content, headers=headers)
 
     def body_reader(self, response: httpx.Response) -> BoundedBody:
         """What collects an answer's body: raw bytes in, decoded and bounded by ``max_response_bytes``.

@@ -6,7 +6,6 @@ is written once for both transports. Input is checked here, before anything is s
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
@@ -33,6 +32,7 @@ from airflow_provider_analytics.wire._models import (
     SyncState,
     Workflow,
 )
+from airflow_provider_analytics.wire._request_json import Unsendable, measure, shown_path
 from airflow_provider_analytics.wire.errors import MAX_TEXT, AnalyticsInputError, UnexpectedResponseError, clean_text
 
 T = TypeVar("T")
@@ -87,9 +87,16 @@ def _choice(value: object, allowed: type[ChartType] | type[ReportFormat], what: 
 
 
 def _body(document: dict[str, Any], what: str) -> dict[str, Any]:
-    size = len(json.dumps(document, default=str).encode())
-    if size > MAX_REQUEST_BODY_BYTES:
-        raise AnalyticsInputError(f"{what} is {size} bytes as JSON; the platform accepts at most 1 MiB")
+    """``document`` once it is known to fit the platform's bound as JSON, and to encode (``_request_json``)."""
+    found = measure(document, MAX_REQUEST_BODY_BYTES)
+    if isinstance(found, Unsendable):
+        where = shown_path(found.path)
+        if found.over_limit:
+            raise AnalyticsInputError(
+                f"{what} takes over 1 MiB as JSON (the limit is passed at {where or 'its start'}); the platform"
+                " accepts at most 1 MiB in one request: make it smaller"
+            )
+        raise AnalyticsInputError(f"{what}: {where or 'the value'} {found.problem}")
     return document
 
 

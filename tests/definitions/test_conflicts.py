@@ -182,21 +182,38 @@ def test_a_platform_id_in_a_reference_is_used_as_it_is(hook: AnalyticsHook, sand
     assert actions(plan) == [("dashboard", "Board", "create")]
 
 
-def test_a_write_the_client_would_refuse_fails_the_apply_before_the_first_write(
-    hook: AnalyticsHook, empty: SandboxServer
-) -> None:
+def test_a_definition_over_the_platform_s_bound_fails_the_plan(hook: AnalyticsHook, empty: SandboxServer) -> None:
     document = definitions()
     document["workflows"][0]["configuration"] = {"script": "x" * (1024 * 1024)}  # over the 1 MiB a body may have
+
+    with pytest.raises(AnalyticsInputError) as refused:
+        plan_definitions(hook, document)
+
+    assert sent(empty) == []  # refused before the listings
+    assert str(refused.value).splitlines()[1:] == [
+        "  - definitions: workflows[0] 'enrich-sales': the workflow takes over 1 MiB as JSON (the limit is passed at"
+        " configuration.script), more than the platform accepts in one request: make it smaller"
+    ]
+
+
+def test_a_value_read_from_airflow_that_makes_a_write_too_large_fails_the_apply_before_the_first_write(
+    hook: AnalyticsHook, empty: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW_VAR_ANALYTICS_SCRIPT", "x" * 1000)  # only an apply reads it
+    document = definitions()
+    # Under the 1 MiB a body may have as written (a plan takes it), over it once the apply fills the reference in.
+    document["workflows"][0]["configuration"] = {"script": {"from_variable": "analytics_script"}}
+    document["workflows"][0]["description"] = "d" * (1024 * 1024 - 300)
     plan = plan_definitions(hook, document)
     before = len(empty.state.requests)
 
     with pytest.raises(AnalyticsInputError) as refused:
-        apply_plan(hook, plan, key_seed=SEED)
+        hook.apply_plan(plan, key_seed=SEED)
 
     assert sent(empty, before) == []  # not even the data source, first in order
     assert str(refused.value).splitlines()[1:] == [
-        "  - definitions: workflows[0] 'enrich-sales': the workflow is 1048652 bytes as JSON; the platform accepts"
-        " at most 1 MiB"
+        "  - definitions: workflows[0] 'enrich-sales': the workflow takes over 1 MiB as JSON (the limit is passed at"
+        " description); the platform accepts at most 1 MiB in one request: make it smaller"
     ]
 
 

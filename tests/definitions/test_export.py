@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_analytics.definitions._export_files import definition_files
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator, ExportDefinitionsOperator
 from airflow_provider_analytics.operators.errors import FinalFailure
@@ -247,8 +248,9 @@ def test_a_folder_of_many_stale_files_names_twenty_and_counts_them_all(
     hook: AnalyticsHook, empty: SandboxServer, tmp_path: Path
 ) -> None:
     (tmp_path / "workflows").mkdir()
-    for number in range(35):  # objects renamed since an earlier export, one file each
-        (tmp_path / "workflows" / f"old-{number:02}.yaml").write_text("workflows: []\n")
+    earlier = [{"name": f"old-{number:02}", "description": "", "configuration": {}} for number in range(35)]
+    for file in definition_files({"workflows": earlier}, "object"):  # renamed since an earlier export
+        (tmp_path / file.path).write_bytes(file.data)
     export = ExportDefinitionsOperator(task_id="export", destination=f"{tmp_path}/", split_by="object")
 
     result = export.execute(make_context())

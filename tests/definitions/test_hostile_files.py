@@ -123,15 +123,18 @@ def test_what_the_budget_allows_still_loads_and_the_values_are_counted_across_so
     anchor = "[" + ", ".join(["x"] * 1000) + "]"
     aliases = ", ".join(["*a0"] * 100)
     allowed = written(tmp_path, "allowed.yaml", HEAD + f"      a0: &a0 {anchor}\n      many: [{aliases}]")
-    more = {"workflows": [{"name": "more", "configuration": {"many": [["x"] * 1000] * 900}}]}
+    # 900 objects of 1,000 values each: each one well within what one request carries
+    more = {"workflows": [{"name": f"more-{number}", "configuration": {"many": ["x"] * 1000}} for number in range(900)]}
 
     loaded = load_definitions(allowed)
     over = problems_of([allowed, more])  # 100,000 values and more in the file, 900,000 in the mapping
 
     assert loaded.workflows[0].configuration["many"] == [["x"] * 1000] * 100
+    budget = f"the definitions hold over {MAX_VALUES:,} values (YAML aliases expanding?); split them"
     assert over == [
-        f"definitions[1]: workflows[0] 'more': configuration.many[897][997]: the definitions hold over"
-        f" {MAX_VALUES:,} values (YAML aliases expanding?); split them"
+        f"definitions[1]: workflows[897] 'more-897': configuration.many[101]: {budget}",
+        f"definitions[1]: workflows[898] 'more-898': configuration: {budget}",
+        f"definitions[1]: workflows[899] 'more-899': configuration: {budget}",
     ]
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no type information
 
+from airflow_provider_analytics.definitions._export_files import definition_files
 from airflow_provider_analytics.destinations._download import download_report_to
 from airflow_provider_analytics.destinations._target import Destination, refuse_existing
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
@@ -305,7 +306,8 @@ def test_chart_export_streams_to_s3(sandbox: SandboxServer, s3: Any) -> None:
 def test_definitions_export_to_s3_plans_unchanged_and_names_stale_objects(
     hook: AnalyticsHook, sandbox: SandboxServer, s3: Any
 ) -> None:
-    s3.put_object(Bucket=BUCKET, Key="defs/workflows/gone.yaml", Body=b"workflows: []\n")  # an earlier export's
+    [earlier] = definition_files({"workflows": [{"name": "gone", "description": "", "configuration": {}}]}, "object")
+    s3.put_object(Bucket=BUCKET, Key=f"defs/{earlier.path}", Body=earlier.data)  # an earlier export's, gone since
     destination = f"s3://{CONN_ID}@exports/defs/"
     op = ExportDefinitionsOperator(task_id="export", destination=destination, split_by="object", kinds=["workflows"])
 
