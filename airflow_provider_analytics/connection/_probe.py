@@ -14,8 +14,10 @@ from airflow.providers.common.compat.sdk import AirflowNotFoundException
 
 from airflow_provider_analytics.connection._config import masked_config
 from airflow_provider_analytics.connection._notes import not_the_api, redact, with_notes
+from airflow_provider_analytics.connection._store import rate_limit_store_id, rate_limit_store_of
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._deadline import call_deadline
+from airflow_provider_analytics.wire._store_clients import ping
 from airflow_provider_analytics.wire.client import AnalyticsClient
 from airflow_provider_analytics.wire.config import ClientConfig
 from airflow_provider_analytics.wire.errors import (
@@ -35,7 +37,9 @@ from airflow_provider_analytics.wire.errors import (
 from airflow_provider_analytics.wire.retry import RetryPolicy
 
 
-def probe_connection(conn_id: str, read_connection: Callable[[], Any]) -> tuple[bool, str]:
+def probe_connection(
+    conn_id: str, read_connection: Callable[[], Any], read_store: Callable[[str], Any] | None = None
+) -> tuple[bool, str]:
     """List one workflow with a client of its own built from the connection, with one retry, within the
     connection's ``timeout``; say what to change.
 
@@ -45,6 +49,8 @@ def probe_connection(conn_id: str, read_connection: Callable[[], Any]) -> tuple[
     :param conn_id: the connection's id, for the message when it cannot be read.
     :param read_connection: reads the Airflow connection (the hook's lookup); called inside the test, so a
         connection that is missing or does not parse is an answer too.
+    :param read_store: reads the Redis connection the analytics connection names as its rate limit store (the hook's
+        lookup, given the id): when it names one, the test also asks the store once.
     :return: whether it worked, and the message for the user.
     """
     conn = None
@@ -83,5 +89,36 @@ def probe_connection(conn_id: str, read_connection: Callable[[], Any]) -> tuple[
         message = f"Could not test the connection: {type(exc).__name__}: {exc}"
     else:
         where = f" (workspace {probe.workspace_id})" if probe.workspace_id else ""
-        return True, with_notes(f"Connected to the Analytics Platform at {probe.base_url}{where}", conn)
+        connected = f"Connected to the Analytics Platform at {probe.base_url}{where}"
+        store_ok, store_said = probe_store(conn, read_store, probe.timeout)
+        return store_ok, with_notes(connected + store_said, conn)
     return False, redact(with_notes(message, conn), conn)
+
+
+def probe_store(conn: Any, read_store: Callable[[str], Any] | None, timeout: float) -> tuple[bool, str]:
+    """When the connection names a rate limit store: whether it answers, as the end of the test's sentence.
+
+    A store that does not answer fails nothing (each process paces on its own), but a deployment that set one wants
+    to hear that its fleet does not share a limiter: the test says so, and fails.
+
+    :param conn: the analytics connection.
+    :param read_store: the hook's lookup of the Redis connection, by id.
+    :param timeout: seconds the store may take to answer.
+    """
+    store_id = rate_limit_store_id(conn)
+    if store_id is None or read_store is None:
+        return True, ""
+    try:
+        store = rate_limit_store_of(read_store(store_id), conn.conn_id)
+    except AirflowNotFoundException:
+        return False, f", but its rate limit store names the connection {store_id!r}, which Airflow does not have"
+    except AnalyticsError as exc:
+        return False, f", but its rate limit store cannot be used: {exc}"
+    where = f"the rate limit store {store.address} (connection {store_id!r})"
+    problem = ping(store, min(timeout, 5.0))
+    if problem is not None:
+        return False, (
+            f", but {where} did not answer ({problem}): each process would pace the token's requests on its own. "
+            f"Check the connection {store_id!r} (host, port, password, db, TLS)"
+        )
+    return True, f"; {where} answers: every process on this token shares one rate limiter through it"

@@ -68,8 +68,11 @@ def rate_limit_store_of(store_conn: ConnectionLike, analytics_conn_id: str | Non
     password = store_conn.password
     if password is not None and str(password).lower() in ("none", "false", ""):  # as RedisHook reads it
         password = None
+    for field, value in (("password", password), ("login", store_conn.login)):
+        if value is not None and (not isinstance(value, str) or not _encodable(value)):
+            raise bad(field, "must be text that UTF-8 can encode")  # never the value: it may be the password
     settings: dict[str, Any] = {
-        "host": (store_conn.host or "").strip(),
+        "host": _host(store_conn.host, bad),
         "port": _whole(store_conn.port, 6379, "port", bad),
         "db": _whole(extras.get("db"), 0, "extra 'db'", bad),
         "username": (store_conn.login or None) if isinstance(store_conn.login, (str, type(None))) else None,
@@ -90,13 +93,38 @@ def rate_limit_store_of(store_conn: ConnectionLike, analytics_conn_id: str | Non
         raise AnalyticsInputError(f"{where}: {error}") from None
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: bytes that were never UTF-8, read from the environment
+        return False
+    return True
+
+
+def _host(value: Any, bad: Any) -> str:
+    """The host, a name or an address a socket can be opened to (IDNA for names), or the error naming it."""
+    if not isinstance(value, str) or not value.strip():
+        raise bad("host", "must be the Redis server's host name or address")
+    host = value.strip()
+    if len(host) > 253 or any(char.isspace() or not char.isprintable() for char in host) or not _encodable(host):
+        raise bad("host", f"must be a host name or an address, got {host[:80]!r}")
+    try:
+        host.encode("idna")  # a label over 63 characters, or characters no host name holds
+    except UnicodeError:
+        raise bad("host", f"is not a host name a socket can reach, got {host[:80]!r}") from None
+    return host
+
+
 def _whole(value: Any, default: int, field: str, bad: Any) -> int:
     if value is None or (isinstance(value, str) and not value.strip()):
         return default
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    if isinstance(value, str):
+        text = value.strip()
+        if not (text.isascii() and text.isdigit()) or len(text) > 9:  # "²" is a digit to str.isdigit
+            raise bad(field, f"must be a whole number, got {text[:20]!r}")
+        value = int(text)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise bad(field, f"must be a whole number, got {value!r}")
+        raise bad(field, f"must be a whole number, got {str(value)[:20]!r}")
     return value
 
 

@@ -454,4 +454,4 @@ class AnalyticsHook(AnalyticsBaseHook):
         token (``connection/_probe.py``)."""
         from airflow_provider_analytics.connection._probe import probe_connection
 
-        return probe_connection(self.analytics_conn_id, lambda: self.connection)
+        return probe_connection(self.analytics_conn_id, lambda: self.connection, self.get_connection)

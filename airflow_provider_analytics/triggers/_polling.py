@@ -70,7 +70,7 @@ class PlatformPoller:
             re-read connection did not cure.
         """
         if budget is not None:
-            queued = (await self.hook.get_client()).rate_limiter.expected_wait(time.monotonic())
+            queued = (await self.hook.get_client()).expected_wait(time.monotonic())
             deadline = time.time() + budget + queued
         remaining = None if deadline is None else deadline - time.time()
         try:

@@ -13,8 +13,9 @@ import threading
 import time
 from typing import Any
 
-from airflow_provider_analytics.wire._shared_limiter import SharedLimiter, store_key
+from airflow_provider_analytics.wire._shared_limiter import SharedLimiter
 from airflow_provider_analytics.wire._store_clients import close_store_clients
+from airflow_provider_analytics.wire._store_link import store_key
 from airflow_provider_analytics.wire._throttle import RateLimiter
 from airflow_provider_analytics.wire.config import ClientConfig
 

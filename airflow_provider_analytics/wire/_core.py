@@ -14,6 +14,7 @@ httpx's own clients share ``BaseClient``). The client's settings are
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 import weakref
@@ -35,7 +36,7 @@ from airflow_provider_analytics.wire._pace import Turn
 from airflow_provider_analytics.wire._rate_headers import Pause
 from airflow_provider_analytics.wire._redaction import remember_secret, scrub_body
 from airflow_provider_analytics.wire._request_json import encoded
-from airflow_provider_analytics.wire._shared_limiter import LEAST_SECONDS, SharedTurn
+from airflow_provider_analytics.wire._shared_limiter import SharedTurn
 from airflow_provider_analytics.wire._steps import Answer, Exchange, Reply, Send, Sleep, Step
 from airflow_provider_analytics.wire._tls import root_cause, tls_context, transport_error
 from airflow_provider_analytics.wire._transports import PoolSettings
@@ -55,6 +56,9 @@ log = logging.getLogger("airflow_provider_analytics.wire")
 T = TypeVar("T")
 USER_AGENT = f"airflow-provider-analytics/{__version__}"
 KEEPALIVE_SECONDS = 120.0
+# A request waiting for its turn gives it up this long before its call's deadline: sent later, it could not be
+# answered in time, and would spend a place in the platform's window for nothing.
+LEAST_SEND_SECONDS = 0.25
 
 
 class BaseAnalyticsClient:
@@ -91,6 +95,17 @@ class BaseAnalyticsClient:
             "timeout": httpx.Timeout(self.config.timeout),
             "follow_redirects": False,
         }
+
+    def expected_wait(self, now: float) -> float:
+        """Seconds a request asking now would wait for its turn: in the fleet's queue when the store is used, else in
+        this process's own.
+
+        :param now: monotonic seconds.
+        """
+        shared = self.shared_limiter
+        if shared is not None and shared.usable(now):
+            return shared.expected_wait(now)
+        return self.rate_limiter.expected_wait(now)
 
     def pool_settings(self) -> PoolSettings:
         """TLS and limits of the connection pools under both clients (wire/_transports.py builds them)."""
@@ -305,15 +320,10 @@ class BaseAnalyticsClient:
         now = asked = time.monotonic()
         call_deadline = current_call_deadline()
         shared = self.shared_limiter
-        if (
-            shared is not None
-            and not isinstance(kept, Turn)
-            and shared.usable(now)
-            and (call_deadline is None or call_deadline - now > LEAST_SECONDS)
-        ):
+        if shared is not None and not isinstance(kept, Turn) and shared.usable(now):
 
-            def checks(at: float, delay: float, paused_by: Pause | None) -> None:
-                self._may_wait(spec, at, delay, paused_by, call_deadline)
+            def checks(at: float, delay: float, paused_by: Pause | None) -> float:
+                return self._may_wait(spec, at, delay, paused_by, call_deadline)
 
             shared_turn = yield from shared.wait_for_turn(kept, checks)
             if shared_turn is not None:
@@ -325,13 +335,17 @@ class BaseAnalyticsClient:
         turn = self.rate_limiter.take_turn(now, kept if isinstance(kept, Turn) else None)
         while True:
             delay = 0.0 if turn is None else self.rate_limiter.delay(turn, now)
-            self._may_wait(
-                spec, now, delay, None if delay <= 0 else self.rate_limiter.pause_in_force(now), call_deadline
-            )
+            paused_by = None if delay <= 0 else self.rate_limiter.pause_in_force(now)
+            try:
+                sleep = self._may_wait(spec, now, delay, paused_by, call_deadline)
+            except AnalyticsError:
+                if turn is not None:  # it gives its place up: the turns after it move up
+                    self.rate_limiter.forget(turn)
+                raise
             if delay <= 0:
                 break
-            yield Sleep(delay)
-            now = max(time.monotonic(), now + delay)
+            yield Sleep(sleep)
+            now = max(time.monotonic(), now + sleep)
         if turn is not None:
             self.rate_limiter.sent(turn, now)
             observer().queued(self._account, now - asked)
@@ -339,19 +353,29 @@ class BaseAnalyticsClient:
 
     def _may_wait(
         self, spec: RequestSpec, now: float, delay: float, paused_by: Pause | None, call_deadline: float | None
-    ) -> None:
-        """Raise when a request may not wait ``delay`` for its turn: past its call's deadline, or held by a pause
-        longer than this client allows."""
+    ) -> float:
+        """How long a request waiting ``delay`` for its turn sleeps before it asks again; raises when it may not wait:
+        held by a pause longer than this client allows, or its call's deadline is (nearly) there.
+
+        A wait in the queue past the deadline is not given up at once: turns ahead of it are given up too when their
+        own deadlines come (a fleet of short calls would otherwise give up every turn, each behind the others, and
+        none would go). It sleeps until :data:`LEAST_SEND_SECONDS` before the deadline, then gives its turn up if it
+        has not come. ``delay`` infinite: no turn can come (the time ran out during a round trip to the store).
+        """
         refusal = paused_by.refusal(spec.method, spec.path, now, call_deadline, self.config) if paused_by else None
         if refusal is not None:
             raise refusal
-        if call_deadline is not None and now + max(0.0, delay) >= call_deadline:
-            waiting = "for the connection's turn under the platform's rate limit " if delay > 0 else ""
-            raise AnalyticsTimeoutError(
-                f"{spec.method} {spec.path} was not sent: the time allowed for it had run out {waiting}".rstrip(),
-                method=spec.method,
-                path=spec.path,
-            )
+        if call_deadline is None or now + max(0.0, delay) < call_deadline:
+            return delay
+        left = call_deadline - now - LEAST_SEND_SECONDS
+        if delay > 0 and left > 0 and not math.isinf(delay):
+            return left
+        waiting = "for the connection's turn under the platform's rate limit " if delay > 0 else ""
+        raise AnalyticsTimeoutError(
+            f"{spec.method} {spec.path} was not sent: the time allowed for it had run out {waiting}".rstrip(),
+            method=spec.method,
+            path=spec.path,
+        )
 
     def _route_unknown(
         self, http: httpx.Client | httpx.AsyncClient, spec: RequestSpec, status: int, body: bytes

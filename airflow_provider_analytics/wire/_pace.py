@@ -14,6 +14,7 @@ logic (its queue, its pauses) and stays readable in one sitting.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -59,7 +60,8 @@ def probe_rate(ceiling: float, header_cap: float | None, elapsed: float) -> floa
     """
     if header_cap is not None and not ceiling:  # the headers alone: they say what is allowed
         return max(MIN_RATE, header_cap)
-    probe = max(ceiling, PROBE_FLOOR) * (1 - RESTART_SHARE) * (max(0.0, elapsed) / PROBE_SECONDS) ** 3
+    elapsed = min(max(0.0, elapsed), 100 * PROBE_SECONDS)  # a day on the curve is past any limit; never overflows
+    probe = max(ceiling, PROBE_FLOOR) * (1 - RESTART_SHARE) * (elapsed / PROBE_SECONDS) ** 3
     rate = ceiling * RESTART_SHARE + probe
     if header_cap is not None:
         rate = min(rate, header_cap)
@@ -103,7 +105,7 @@ class LocalQueue:
     schedule in its script, for every process of a fleet.
     """
 
-    __slots__ = ("_sent", "anchor_time", "anchor_turn", "next_turn", "rate", "served")
+    __slots__ = ("_gone", "_sent", "anchor_time", "anchor_turn", "next_turn", "rate", "served")
 
     def __init__(self) -> None:
         self.next_turn = 0
@@ -112,10 +114,22 @@ class LocalQueue:
         self.anchor_time = 0.0
         self.rate = MIN_RATE
         self._sent = SendSpan()
+        self._gone: list[int] = []  # turns given up and not yet passed, sorted: they take no place in the schedule
 
     def due(self, number: int) -> float:
         """When turn ``number`` may go on the schedule (before the span's budget and any pause)."""
-        return self.anchor_time + (number - self.anchor_turn) / self.rate
+        skipped = 0
+        if self._gone:
+            skipped = bisect.bisect_left(self._gone, number) - bisect.bisect_left(self._gone, self.anchor_turn)
+        return self.anchor_time + (number - self.anchor_turn - max(0, skipped)) / self.rate
+
+    def forget(self, turn: Turn) -> None:
+        """The turn's request gave up waiting (its deadline): the turns after it move up by its place.
+
+        :param turn: from :meth:`take`.
+        """
+        if self.served <= turn.number < self.next_turn:
+            bisect.insort(self._gone, turn.number)
 
     def take(self, now: float, pause_until: float) -> Turn:
         """A new turn, after every turn taken before it.
@@ -158,11 +172,16 @@ class LocalQueue:
         """
         self._sent.add(now)
         self.served = max(self.served, turn.number + 1)
+        if self._gone and self._gone[0] < self.served:
+            # Turns given up that the queue now passes are dropped, the schedule anchored past them first: no turn
+            # after them moves back.
+            self.anchor_time, self.anchor_turn = self.due(self.served), self.served
+            del self._gone[: bisect.bisect_left(self._gone, self.served)]
 
     @property
     def waiting(self) -> int:
-        """Turns taken and not yet sent."""
-        return max(0, self.next_turn - self.served)
+        """Turns taken and not yet sent nor given up."""
+        return max(0, self.next_turn - self.served - len(self._gone))
 
     def apply(self, op: tuple[str, float] | tuple[str, float, float]) -> None:
         """Carry out what the learnt state says the queue must do (``_learning.QueueOp``)."""
@@ -171,6 +190,7 @@ class LocalQueue:
             self.served = self.next_turn
             self.rate = MIN_RATE
             self._sent.clear()
+            self._gone.clear()
         elif op[0] == "restart" and len(op) == 3:
             self.anchor_turn, self.anchor_time, self.rate = self.served, op[1], max(MIN_RATE, op[2])
         elif op[0] == "rate" and len(op) == 3:

@@ -10,6 +10,8 @@ years): the limiter holds the token's requests for at most the client's ``max_re
 
 from __future__ import annotations
 
+import email.utils
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,6 +55,32 @@ class RateHeaders:
         reset = _whole(headers.get("X-RateLimit-Reset"), 0, 10**11)
         believable = reset is not None and now_epoch - 5 <= reset <= now_epoch + MAX_WINDOW_SECONDS
         return cls(limit, min(remaining, limit), float(reset) if believable and reset is not None else None)
+
+
+# A host whose clock is this far from the platform's (its answers' ``Date``) reads ``Reset`` by the platform's clock.
+SKEW_SECONDS = 2.0
+
+
+def platform_wall(headers: Mapping[str, str], local: float) -> float:
+    """Epoch seconds now as the platform counts them, to read ``X-RateLimit-Reset`` against.
+
+    This host's clock, unless the answer's ``Date`` says it is more than :data:`SKEW_SECONDS` off (a host whose clock
+    is a minute behind would read a one-second window's ``Reset`` as a minute away, and hold the token for it). ``Date``
+    has whole seconds only, so it corrects only a clock that is far off.
+
+    :param headers: the answer's headers.
+    :param local: this host's epoch seconds now.
+    """
+    text = headers.get("Date")
+    if not text or len(text) > 64:
+        return local
+    try:
+        stamp = email.utils.parsedate_to_datetime(text).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return local
+    if not math.isfinite(stamp) or abs(stamp + 0.5 - local) <= SKEW_SECONDS:
+        return local
+    return stamp + 0.5  # the middle of the second it names
 
 
 def _whole(value: str | None, low: int, high: int) -> int | None:

@@ -18,61 +18,31 @@ token: they are named by a keyed hash of it (:func:`store_key`), so one store se
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import hmac
 import logging
+import math
 import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
-from airflow_provider_analytics.wire._deadline import current_call_deadline
 from airflow_provider_analytics.wire._learning import Change, Learned
 from airflow_provider_analytics.wire._observer import PauseSource, observer
-from airflow_provider_analytics.wire._pace import MIN_RATE, SENT_LOG_MAX, SPAN_SECONDS
-from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders
+from airflow_provider_analytics.wire._pace import MIN_RATE
+from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders, platform_wall
 from airflow_provider_analytics.wire._recent import LastSecondCount
-from airflow_provider_analytics.wire._steps import Reply, Sleep, Step, StoreCall, StoreFailed
-from airflow_provider_analytics.wire._store_clients import AsyncStoreLeases, ScriptBatch, blocking_client, load_redis
+from airflow_provider_analytics.wire._steps import Reply, Sleep, Step
+from airflow_provider_analytics.wire._store_link import LEAST_WAIT_SECONDS, STORE_RECHECK_SECONDS, StoreLink
 from airflow_provider_analytics.wire._store_script import (
-    SCRIPT,
-    SCRIPT_SHA,
     differs,
     fields_of,
     learned_from,
-    one_answer,
-    split_answers,
+    whole,
 )
 from airflow_provider_analytics.wire._throttle import RateLimiter
 from airflow_provider_analytics.wire.config import RateLimitStore
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
-__all__ = ["RETRY_SECONDS", "STORE_SECONDS", "SharedLimiter", "SharedTurn", "store_key"]
-
-# The longest one round trip to the store may take; a store slower than this is away. It is measured in the
-# caller's event loop, which a busy triggerer holds for a few hundred milliseconds at times: a store that answered in
-# a millisecond must not count as away for that. The first of a process connects (TCP, TLS, AUTH) and loads the
-# script too: it may take FIRST_STORE_SECONDS.
-STORE_SECONDS = 1.0
-FIRST_STORE_SECONDS = 2.0
-# A store call's deadline that fires this much later than it was due was held by a busy event loop, not by the store:
-# the call is made again, up to LATE_TRIES times in all (a process starting a thousand waits holds its loop seconds).
-LOOP_HELD_SECONDS = 0.1
-LATE_TRIES = 3
-# A turn that waits asks the store again at least this often (a pace learnt meanwhile may bring it forward): each
-# look is a round trip, so less often than a process's own limiter looks at its queue.
-STORE_RECHECK_SECONDS = 3.0
-# After an outage was said at WARNING, the next ones within this long are said at INFO: a store that comes and goes
-# logs one WARNING per process, not one per flap.
-WARN_AGAIN_SECONDS = 600.0
-# After the store failed, this process paces on its own for this long before it asks the store again.
-RETRY_SECONDS = 5.0
-# Keys of an account nobody used for this long expire.
-TTL_MS = 3_600_000
-# A request sent this close to its call's deadline does not spend any of it on the store.
-LEAST_SECONDS = 0.05
+__all__ = ["SharedLimiter", "SharedTurn"]
 
 
 @dataclass(frozen=True)
@@ -91,19 +61,6 @@ class SharedTurn:
     sent_at: float = 0.0
 
 
-def store_key(base_url: str, token: str) -> str:
-    """The name an account's keys carry in the store: a keyed hash of the token, never the token.
-
-    Keyed by the token itself, so that nobody who reads the store can test a guess of a token against it without
-    the token; the base URL is the message, so one token on two platforms keeps two limits.
-
-    :param base_url: the client's base URL.
-    :param token: its token.
-    """
-    digest = hmac.new(token.encode(), b"analytics-platform rate limit\0" + base_url.encode(), hashlib.sha256)
-    return digest.hexdigest()[:32]
-
-
 class SharedLimiter:
     """The limiter every process on one account shares through ``store`` (see the module's docstring).
 
@@ -114,43 +71,48 @@ class SharedLimiter:
     """
 
     def __init__(self, store: RateLimitStore, key: str, local: RateLimiter) -> None:
-        load_redis()  # here, when the client is made: never inside a request's deadline
         self.store = store
         self.local = local
-        self.keys = (f"analytics-platform:limiter:{{{key}}}:state", f"analytics-platform:limiter:{{{key}}}:sends")
+        self.link = StoreLink(store, key, local.name)
         self.learned = Learned()  # the state as the last round trip found it
         self.version = ""
         self.epoch = ""
         self.queued = 0
-        self._offset = 0.0  # the store's clock minus this process's monotonic clock
-        self._away_until = 0.0
-        self._away_since: float | None = None
-        self._answered = False  # no round trip has worked yet: the first one may also connect
-        self._warned_at = -WARN_AGAIN_SECONDS  # when an outage was last said at WARNING
-        self._constants = [str(TTL_MS), str(MIN_RATE), str(SPAN_SECONDS), str(SENT_LOG_MAX), str(STORE_RECHECK_SECONDS)]
-        self._batches: dict[int, tuple[asyncio.AbstractEventLoop, ScriptBatch]] = {}
-        self._leases: AsyncStoreLeases | None = None
         self._sent = LastSecondCount()  # this process's sends, for its share of the fleet's pace
         self._announced_since: float | None = None
-        self._where = store.address + (f" (connection {store.connection_id!r})" if store.connection_id else "")
 
     # What the retry loop asks ---------------------------------------------------------------------------
 
     def usable(self, now: float) -> bool:
-        """Whether requests go through the store now (else through this process's own limiter).
+        """Whether requests go through the store now (``_store_link.StoreLink.usable``).
 
         :param now: monotonic seconds.
         """
-        return now >= self._away_until
+        return self.link.usable(now)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The account's keys in the store (none holds the token)."""
+        return self.link.keys
+
+    def _round_trip(self, argv: list[str]) -> Generator[Step, Reply, tuple[str, int | None, float, float] | None]:
+        """One operation of the store's script; the state refreshed from its answer; ``None``: the store is away."""
+        answered = yield from self.link.round_trip(argv)
+        if answered is None:
+            return None
+        answer, fields, store_now = answered
+        self._refresh(fields, store_now)
+        return answer
 
     def wait_for_turn(
-        self, kept: SharedTurn | None, checks: Callable[[float, float, Pause | None], None]
+        self, kept: SharedTurn | None, checks: Callable[[float, float, Pause | None], float]
     ) -> Generator[Step, Reply, SharedTurn | None]:
         """Take a turn in the fleet's queue (or keep ``kept``) and wait until it comes; ``None``: the store is away.
 
         :param kept: the turn of a request that was just refused: it keeps its place.
-        :param checks: called before each wait with (now, the wait, the pause holding it): raises when the wait
-            must not be waited (past the call's deadline, or a pause longer than the client allows).
+        :param checks: called before each wait with (now, the wait, the pause holding it): answers how long to
+            sleep before asking again, or raises when the turn must be given up (the call's deadline is near, or a
+            pause is longer than the client allows).
         """
         paced = kept is not None and kept.number >= 0  # an unpaced request refused takes a new turn
         argv = ["take", str(kept.number) if paced and kept else "", kept.epoch if paced and kept else ""]
@@ -171,16 +133,26 @@ class SharedLimiter:
             now = time.monotonic()
             paused_by = self.pause_in_force(now)
             # The store's word on the wait is held to what the state it holds allows: the pause (itself bounded)
-            # or a second, after which the turn asks again.
+            # or a few seconds, after which the turn asks again; and never nothing, so that it cannot spin.
             delay = min(delay, max(STORE_RECHECK_SECONDS, paused_by.until - now if paused_by else 0.0))
-            checks(now, delay, paused_by)
+            delay = max(LEAST_WAIT_SECONDS, delay)
             asked_at = kept.asked_at if kept else store_now
             kept = SharedTurn(turn if turn is not None else -1, self.epoch, asked_at)
+            try:
+                delay = checks(now, delay, paused_by)
+            except Exception:  # the call gives up its turn (the error goes on): the fleet's schedule skips it
+                yield from self._round_trip(["forget", str(kept.number), kept.epoch])
+                raise
             yield from self._sleep(delay)
-            hint = max(MIN_RATE, self.learned.paced(time.monotonic() + self._offset)) if self.learned.throttled else 0
+            hint = (
+                max(MIN_RATE, self.learned.paced(time.monotonic() + self.link.offset)) if self.learned.throttled else 0
+            )
             answer = yield from self._round_trip(
                 ["check", str(kept.number), kept.epoch, f"{asked_at:.6f}", f"{hint:.6f}", self.version]
             )
+        now = time.monotonic()
+        if not self.link.away(now):  # the call's own time ran out during a round trip: it ends as a wait that did
+            checks(now, math.inf, None)
         return None
 
     def answered(
@@ -197,13 +169,13 @@ class SharedLimiter:
         self.local.answered(status, headers, now, max_pause)
         if "X-RateLimit-Limit" not in headers or not self.usable(now):
             return
-        wall = time.time()
+        wall = platform_wall(headers, time.time())
         rate_headers = RateHeaders.parse(headers, wall)
         if rate_headers is None:
             return
         for _ in range(3):  # a clash: another process learnt meanwhile; learn again from what it wrote
             learned = replace(self.learned)
-            change = learned.headers_seen(rate_headers, status < 400, now + self._offset, wall, max_pause)
+            change = learned.headers_seen(rate_headers, status < 400, now + self.link.offset, wall, max_pause)
             if not change.ops and not differs(self.learned, learned):
                 return
             if (yield from self._update(learned, change)) is not False:
@@ -220,14 +192,16 @@ class SharedLimiter:
         :param max_pause: the longest pause held.
         :param source: what asked for the pause.
         """
-        self.local.refused(pause, turn.sent_at - self._offset, now, max_pause, source)
+        self.local.refused(pause, turn.sent_at - self.link.offset, now, max_pause, source)
+        if not self.usable(now):
+            return
         peek = yield from self._round_trip(["peek"])
         if peek is None:
             return
         came_at = peek[2]
         for _ in range(3):
             learned = replace(self.learned)
-            store_now = time.monotonic() + self._offset
+            store_now = time.monotonic() + self.link.offset
             change = learned.refused(pause, turn.sent_at, store_now, max_pause, source, came_at, time.time())
             if (yield from self._update(learned, change)) is not False:
                 return
@@ -237,8 +211,8 @@ class SharedLimiter:
 
         :param now: monotonic seconds.
         """
-        paused_by = self.learned.pause_in_force(now + self._offset)
-        return None if paused_by is None else replace(paused_by, until=paused_by.until - self._offset)
+        paused_by = self.learned.pause_in_force(now + self.link.offset)
+        return None if paused_by is None else replace(paused_by, until=paused_by.until - self.link.offset)
 
     def expected_wait(self, now: float) -> float:
         """Seconds a request asking now would wait for its turn, as the last round trip saw the queue.
@@ -249,7 +223,9 @@ class SharedLimiter:
             return self.local.expected_wait(now)
         if not self.learned.throttled:
             return 0.0
-        return max(0.0, self.learned.pause_until - now - self._offset) + self.queued / max(MIN_RATE, self.learned.rate)
+        return max(0.0, self.learned.pause_until - now - self.link.offset) + self.queued / max(
+            MIN_RATE, self.learned.rate
+        )
 
     def share(self, now: float) -> float:
         """This process's part of the fleet's pace: its sends in the last second over that pace.
@@ -260,102 +236,11 @@ class SharedLimiter:
 
     # Round trips ----------------------------------------------------------------------------------------
 
-    def _round_trip(self, argv: list[str]) -> Generator[Step, Reply, tuple[str, int | None, float, float] | None]:
-        """One operation of the store's script, within its deadline; ``None`` (the store is away) on any failure."""
-        started = time.monotonic()
-        operation = [argv[0], str(len(argv) - 1), *argv[1:]]
-        budget = STORE_SECONDS if self._answered else FIRST_STORE_SECONDS
-        call_deadline = current_call_deadline()
-        if call_deadline is not None:  # the round trip counts in the call's own deadline
-            budget = max(0.001, min(budget, call_deadline - started))
-        reply = yield StoreCall(self._blocking(operation), self._awaiting(operation), budget)
-        finished = time.monotonic()
-        try:
-            if isinstance(reply, StoreFailed):
-                raise reply.error
-            answer, fields, store_now = one_answer(reply)
-        except (TimeoutError, OSError, ValueError, TypeError, IndexError, _redis_error()) as error:
-            self._went_away(finished, error)
-            return None
-        self._offset = store_now - (started + finished) / 2
-        self._refresh(fields, store_now)
-        self._answered = True
-        if self._away_since is not None:
-            log.info(
-                "The rate limit store %s answers again: this process's requests on the token at %s take their "
-                "turns through it again (it paced them on its own for %.0f s)",
-                self._where,
-                self.local.name,
-                finished - self._away_since,
-            )
-            self._away_since = None
-        return answer
-
-    def _script(self, client: Any, operations: list[list[str]]) -> Any:
-        """Call the script with ``operations`` (blocking or awaitable, as ``client`` is)."""
-        args = [*self._constants, *(item for operation in operations for item in operation)]
-        return client.evalsha(SCRIPT_SHA, 2, *self.keys, *args)
-
-    def _blocking(self, operation: list[str]) -> Callable[[float], Any]:
-        def call(seconds: float) -> Any:
-            try:
-                client = blocking_client(self.store, seconds)  # connects when made
-                try:
-                    return self._script(client, [operation])
-                except _redis_module().exceptions.NoScriptError:  # a new or restarted store: load it once
-                    client.script_load(SCRIPT)
-                    return self._script(client, [operation])
-            except (TimeoutError, OSError, _redis_error()) as error:
-                return StoreFailed(error)
-
-        return call
-
-    def _awaiting(self, operation: list[str]) -> Callable[[Any, float], Any]:
-        async def call(leases: AsyncStoreLeases, seconds: float) -> Any:
-            loop = asyncio.get_running_loop()
-            batch = self._batch(loop, leases, seconds)
-            for attempt in range(1, LATE_TRIES + 1):
-                deadline = loop.time() + seconds
-                try:
-                    async with asyncio.timeout_at(deadline):
-                        return await batch.call(operation)
-                except TimeoutError as error:
-                    # A deadline that fired late was held by the event loop (a busy triggerer), not by the store: its
-                    # answer may be waiting unread. One more try tells a busy loop from a store that is away.
-                    if attempt == LATE_TRIES or loop.time() - deadline < LOOP_HELD_SECONDS:
-                        return StoreFailed(error)
-                except (OSError, ValueError, _redis_error()) as error:
-                    return StoreFailed(error)
-            return StoreFailed(TimeoutError())  # pragma: no cover - the loop returns in its last try
-
-        return call
-
-    def _batch(self, loop: asyncio.AbstractEventLoop, leases: AsyncStoreLeases, seconds: float) -> ScriptBatch:
-        """The loop's batch of store calls (made on first use; a loop that ended leaves its batch behind)."""
-        self._leases = leases  # a client that holds this loop's store client, to send with
-        held = self._batches.get(id(loop))
-        if held is not None and held[0] is loop:
-            return held[1]
-
-        async def send(operations: list[list[str]]) -> list[Any]:
-            holder = self._leases or leases
-            client = holder.client(self.store, seconds)
-            try:
-                reply = await self._script(client, operations)
-            except _redis_module().exceptions.NoScriptError:  # a new or restarted store: load it once
-                await client.script_load(SCRIPT)
-                reply = await self._script(client, operations)
-            return split_answers(reply, len(operations))
-
-        batch = ScriptBatch(send)
-        self._batches = {key: value for key, value in self._batches.items() if not value[0].is_closed()}
-        self._batches[id(loop)] = (loop, batch)
-        return batch
-
     def _refresh(self, fields: Mapping[str, str], store_now: float) -> None:
         self.epoch, self.version = fields.get("e", "")[:40], fields.get("v", "")[:20]
         self.learned = learned_from(fields, store_now)
-        self.queued = max(0, int(float(fields.get("nt", 0))) - int(float(fields.get("sv", 0))))
+        counts = [whole(fields, name) for name in ("nt", "sv", "gone")]
+        self.queued = max(0, counts[0] - counts[1] - counts[2])
 
     def _update(self, learned: Learned, change: Change) -> Generator[Step, Reply, bool | None]:
         """Write what was learnt if nothing was learnt meanwhile: True, False on a clash, None if the store is away."""
@@ -375,24 +260,6 @@ class SharedLimiter:
     def _sleep(self, seconds: float) -> Generator[Step, Reply, None]:
         yield Sleep(seconds)
 
-    def _went_away(self, now: float, error: BaseException) -> None:
-        self._away_until = now + RETRY_SECONDS
-        if self._away_since is None:
-            self._away_since = now
-            level = logging.WARNING if now - self._warned_at >= WARN_AGAIN_SECONDS else logging.INFO
-            if level == logging.WARNING:
-                self._warned_at = now
-            log.log(
-                level,
-                "The rate limit store %s did not answer (%s: %s): this process paces its requests on the token at "
-                "%s on its own, and asks the store again every %.0f s",
-                self._where,
-                type(error).__name__,
-                str(error)[:200],
-                self.local.name,
-                RETRY_SECONDS,
-            )
-
     def _announce(self, store_now: float) -> None:
         """One WARNING per process and episode when its requests first wait for the fleet's pace."""
         if self._announced_since == self.learned.since:
@@ -403,17 +270,7 @@ class SharedLimiter:
             "%.1f/s in all through the rate limit store %s (%s), %d waiting; single requests log at DEBUG",
             self.local.name,
             self.learned.rate,
-            self._where,
+            self.link.where,
             self.learned.source or "learned",
             self.queued,
         )
-
-
-def _redis_module() -> Any:
-    import redis
-
-    return redis
-
-
-def _redis_error() -> type[BaseException]:
-    return _redis_module().RedisError  # type: ignore[no-any-return]

@@ -23,11 +23,14 @@ if TYPE_CHECKING:
     import redis
     import redis.asyncio
 
-__all__ = ["AsyncStoreLeases", "ScriptBatch", "blocking_client", "close_store_clients", "load_redis"]
+__all__ = ["AsyncStoreLeases", "ScriptBatch", "blocking_client", "close_store_clients", "load_redis", "ping"]
 
-# Connections a client keeps to the store: a thousand waits of a triggerer asking at once share them (a round trip
-# is a fraction of a millisecond), and a command waits for a free one within its own deadline.
+# Connections an asyncio client keeps to the store: a thousand waits of a triggerer asking at once share them (a round
+# trip is a fraction of a millisecond, and a loop's calls go in batches), and a command waits for a free one within
+# its own deadline. A blocking client opens one per thread that asks at once, up to THREAD_CONNECTIONS: a thread
+# that waits for another's connection would count its wait for the GIL as the store's slowness.
 POOL_CONNECTIONS = 4
+THREAD_CONNECTIONS = 256
 
 _lock = threading.Lock()
 _blocking: dict[RateLimitStore, redis.Redis] = {}
@@ -35,8 +38,9 @@ _blocking: dict[RateLimitStore, redis.Redis] = {}
 _async: dict[tuple[int, RateLimitStore], tuple[asyncio.AbstractEventLoop, redis.asyncio.Redis, int]] = {}
 
 
-def _pool(redis: Any, store: RateLimitStore, timeout: float, asyncio_pool: bool) -> Any:
-    """A connection pool of at most :data:`POOL_CONNECTIONS` connections; a command waits for a free one."""
+def _pool(redis: Any, store: RateLimitStore, timeout: float, connect_timeout: float, asyncio_pool: bool) -> Any:
+    """A connection pool: asyncio, of at most :data:`POOL_CONNECTIONS` connections that a command waits for;
+    blocking, one connection per thread asking at once."""
     kinds = redis.asyncio if asyncio_pool else redis
     options: dict[str, Any] = {
         "host": store.host,
@@ -45,19 +49,23 @@ def _pool(redis: Any, store: RateLimitStore, timeout: float, asyncio_pool: bool)
         "username": store.username,
         "password": store.password,
         "socket_timeout": timeout,
-        "socket_connect_timeout": timeout,
+        "socket_connect_timeout": connect_timeout,
         # One try: a slow or failing store is away, and the limiter paces on its own instead of waiting longer
         # (redis-py 6 and later retry three times by default).
         "retry": (redis.asyncio.retry.Retry if asyncio_pool else redis.retry.Retry)(redis.backoff.NoBackoff(), 0),
         "health_check_interval": 30,
         "connection_class": kinds.Connection,
+        # RESP2, which every Redis from 5.0 speaks (and proxies that know no HELLO); redis-py 8 opens with RESP3.
+        "protocol": 2,
     }
     if store.ssl:
         options.update(connection_class=kinds.SSLConnection, ssl_cert_reqs=store.ssl_cert_reqs)
         for name in ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_check_hostname"):
             if getattr(store, name) is not None:
                 options[name] = getattr(store, name)
-    return kinds.BlockingConnectionPool(max_connections=POOL_CONNECTIONS, timeout=timeout, **options)
+    if asyncio_pool:
+        return kinds.BlockingConnectionPool(max_connections=POOL_CONNECTIONS, timeout=timeout, **options)
+    return kinds.ConnectionPool(max_connections=THREAD_CONNECTIONS, **options)
 
 
 def _import_redis() -> Any:
@@ -84,11 +92,12 @@ def load_redis() -> None:
     _import_redis()
 
 
-def blocking_client(store: RateLimitStore, timeout: float) -> redis.Redis:
-    """The process's blocking client of ``store`` (made on first use; thread-safe).
+def blocking_client(store: RateLimitStore, timeout: float, connect_timeout: float) -> redis.Redis:
+    """The process's blocking client of ``store`` (made on first use, with the timeouts of that use; thread-safe).
 
     :param store: the store.
-    :param timeout: seconds each operation may take (the socket's timeout).
+    :param timeout: seconds each operation may take (the socket's timeout), and may wait for a free connection.
+    :param connect_timeout: seconds a connection may take to open (TCP, TLS).
     """
     client = _blocking.get(store)
     if client is None:
@@ -96,7 +105,8 @@ def blocking_client(store: RateLimitStore, timeout: float) -> redis.Redis:
         with _lock:
             client = _blocking.get(store)
             if client is None:
-                client = _blocking[store] = redis.Redis(connection_pool=_pool(redis, store, timeout, False))
+                pool = _pool(redis, store, timeout, connect_timeout, False)
+                client = _blocking[store] = redis.Redis(connection_pool=pool)
     return client
 
 
@@ -106,21 +116,26 @@ class AsyncStoreLeases:
     def __init__(self) -> None:
         self._held: set[tuple[int, RateLimitStore]] = set()
 
-    def client(self, store: RateLimitStore, timeout: float) -> redis.asyncio.Redis:
-        """The running loop's client of ``store``, leased to this holder until :meth:`aclose`.
+    def client(self, store: RateLimitStore, timeout: float, connect_timeout: float) -> redis.asyncio.Redis:
+        """The running loop's client of ``store``, leased to this holder until :meth:`aclose` (made with the timeouts
+        of its first use).
 
         :param store: the store.
         :param timeout: seconds each operation may take.
+        :param connect_timeout: seconds a connection may take to open (TCP, TLS).
         """
         loop = asyncio.get_running_loop()
         key = (id(loop), store)
         with _lock:
+            for stale in [held for held, entry in _async.items() if entry[0].is_closed()]:
+                del _async[stale]  # a loop that ended without its clients closing: let it go (its sockets with it)
             entry = _async.get(key)
             if entry is not None and entry[0] is not loop:  # a closed loop's id, reused: its client is gone
                 entry = None
             if entry is None:
                 redis = _import_redis()
-                entry = (loop, redis.asyncio.Redis(connection_pool=_pool(redis, store, timeout, True)), 0)
+                pool = _pool(redis, store, timeout, connect_timeout, True)
+                entry = (loop, redis.asyncio.Redis(connection_pool=pool), 0)
             if key not in self._held:
                 self._held.add(key)
                 entry = (entry[0], entry[1], entry[2] + 1)
@@ -140,6 +155,24 @@ class AsyncStoreLeases:
                     continue
                 del _async[key]
             await entry[1].aclose(close_connection_pool=True)
+
+
+def ping(store: RateLimitStore, timeout: float) -> str | None:
+    """Whether ``store`` answers (a connection of its own, closed after): ``None``, or what went wrong, in words.
+
+    :param store: the store.
+    :param timeout: seconds to connect and to answer.
+    """
+    redis = _import_redis()
+    client = redis.Redis(connection_pool=_pool(redis, store, timeout, timeout, False))
+    try:
+        client.ping()
+    except (OSError, TimeoutError, redis.RedisError) as error:
+        return f"{type(error).__name__}: {str(error)[:200]}"
+    finally:
+        client.close()
+        client.connection_pool.disconnect()
+    return None
 
 
 def close_store_clients() -> None:

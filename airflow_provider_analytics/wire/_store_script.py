@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -32,73 +33,118 @@ from airflow_provider_analytics.wire._pace import MIN_RATE
 from airflow_provider_analytics.wire._rate_headers import MAX_WINDOW_SECONDS, Pause
 from airflow_provider_analytics.wire._share import ShareOfLimit
 
-__all__ = ["SCRIPT", "SCRIPT_SHA", "differs", "fields_of", "learned_from", "one_answer", "split_answers"]
+__all__ = [
+    "MAX_PAUSE_HELD",
+    "SCRIPT",
+    "SCRIPT_SHA",
+    "differs",
+    "fields_of",
+    "learned_from",
+    "one_answer",
+    "split_answers",
+    "whole",
+]
 
 # How the store writes "never" (no refusal yet, no request delayed yet): a float every Lua reads.
 _NEVER = -1e18
-# What the state read from the store is held to: no pace a platform would allow, no pause longer than an hour.
+# What the state read from the store is held to: no pace a platform would allow, no pause longer than a client holds
+# one by default (the retry policy's max_retry_after).
 MAX_RATE = 1_000_000.0
-MAX_PAUSE_HELD = 3600.0
+MAX_PAUSE_HELD = DEFAULT_MAX_PAUSE
 
 SCRIPT = r"""
-local state, sends = KEYS[1], KEYS[2]
+if redis.replicate_commands then redis.replicate_commands() end  -- Redis 5 and 6: TIME, then writes
+local state, sends, gone = KEYS[1], KEYS[2], KEYS[3]
 local ttl = tonumber(ARGV[1])
 local MIN_RATE, SPAN, MAX_SENT, RECHECK = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+-- The state's fields, and nothing else: a field of another shape, or a long value, is not read, kept or answered.
+local FIELDS = {'e', 'v', 'th', 'r', 'c', 'pf', 'hc', 'w', 'lr', 'pu', 'ph', 'pa', 'pau', 'pcap', 'ea', 'ld', 'si',
+                'src', 'nt', 'sv', 'at', 'atm', 'qr', 'ct'}
+local KNOWN = {}
+for _, k in ipairs(FIELDS) do KNOWN[k] = true end
 local s = {}
-local flat = redis.call('HGETALL', state)
-for i = 1, #flat, 2 do s[flat[i]] = flat[i + 1] end
-local changed = false
-local function f(x) return string.format('%.6f', x) end
-local function n(k, d) local x = tonumber(s[k]); if x == nil then return d end; return x end
-local function put(k, v) s[k] = v; changed = true end
-if s.e == nil then
-  redis.call('DEL', sends)
-  s = {e = f(now), v = '0', th = '0', r = tostring(MIN_RATE), c = '0', pf = '0', pu = '0', ea = '-1e18',
-       ld = '-1e18', si = '0', nt = '0', sv = '0', at = '0', atm = '0', qr = tostring(MIN_RATE)}
-  changed = true
+local got = redis.call('HMGET', state, unpack(FIELDS))
+for i, k in ipairs(FIELDS) do
+  if got[i] and #got[i] <= 120 then s[k] = got[i] end
 end
--- A state written by something else, or damaged, is held to bounds: no pause and no schedule more than an hour
--- ahead, no turn served that was never taken.
-local latest = now + 3600
+local dirty = {}
+local function f(x) return string.format('%.6f', x) end
+local function n(k, d)
+  local x = tonumber(s[k])
+  if x == nil or x ~= x or x == math.huge or x == -math.huge or math.abs(x) > 1e15 then return d end
+  return x
+end
+local function put(k, v) s[k] = v; dirty[k] = true end
+-- A new state: none yet, a flushed store, or a clock stepped back (a failover to a host behind): every time kept
+-- would be in the future of the new clock.
+if s.e == nil or n('ct', now) > now + 1 then
+  redis.call('DEL', state, sends, gone)
+  s = {}
+  local fresh = {e = f(now), v = '0', th = '0', r = tostring(MIN_RATE), c = '0', pf = '0', pu = '0', ea = '-1e18',
+                 ld = '-1e18', si = '0', nt = '0', sv = '0', at = '0', atm = '0', qr = tostring(MIN_RATE)}
+  for k, v in pairs(fresh) do put(k, v) end
+end
+put('ct', f(now))
+-- A state written by something else, or damaged, is held to bounds: no pause and no schedule more than the longest
+-- pause ahead, no turn served that was never taken.
+local latest = now + tonumber(ARGV[6])
 if n('pu', 0) > latest then put('pu', f(latest)) end
-if n('sv', 0) > n('nt', 0) then put('sv', s.nt or '0') end
+if n('sv', 0) > n('nt', 0) then put('sv', tostring(n('nt', 0))) end
+if n('at', 0) > n('nt', 0) then put('at', tostring(n('nt', 0))) end
 
 local function qrate() return math.max(MIN_RATE, n('qr', MIN_RATE)) end
-local function due(turn) return n('atm', 0) + (turn - n('at', 0)) / qrate() end
+-- Turns given up (their requests' deadlines passed) take no place in the schedule: those from the anchor's on.
+local function skipped(from, to)
+  if to <= from then return 0 end
+  return redis.call('ZCOUNT', gone, from, '(' .. to)
+end
+local function due(turn) return n('atm', 0) + (turn - n('at', 0) - skipped(n('at', 0), turn)) / qrate() end
 -- The first turn not yet sent is never due later than a turn after the pause's end (or now).
 local head = math.max(now, n('pu', 0))
-if due(n('sv', 0)) > head + 1 / qrate() + RECHECK then put('at', s.sv); put('atm', f(head)) end
+if due(n('sv', 0)) > head + 1 / qrate() + RECHECK then put('at', tostring(n('sv', 0))); put('atm', f(head)) end
 local function gate()
   local rate = qrate()
   local budget = math.max(1, math.min(MAX_SENT, math.ceil(rate * SPAN - 1e-9)))
   local span = SPAN
   if budget >= MAX_SENT then span = budget / rate end
   while true do
-    local first = redis.call('LINDEX', sends, 0)
-    if not first or tonumber(first) > now - span then break end
+    local first = tonumber(redis.call('LINDEX', sends, 0))
+    if first == nil or first > now + 1 then redis.call('DEL', sends); return now end  -- not ours, or another clock
+    if first > now - span then break end
     redis.call('LPOP', sends)
   end
   if redis.call('LLEN', sends) < budget then return now end
-  return tonumber(redis.call('LINDEX', sends, -budget)) + span
+  return (tonumber(redis.call('LINDEX', sends, -budget)) or now) + span
 end
 local function record_send()
   redis.call('RPUSH', sends, f(now))
   if redis.call('LLEN', sends) > MAX_SENT then redis.call('LTRIM', sends, -MAX_SENT, -1) end
   redis.call('PEXPIRE', sends, ttl)
 end
+local function serve(turn)
+  local served = math.max(n('sv', 0), turn + 1)
+  if served > n('at', 0) and redis.call('ZCARD', gone) > 0 then
+    -- Turns given up that the queue now passes are dropped: the schedule is anchored past them first, so that no
+    -- turn after them moves back.
+    put('atm', f(due(served))); put('at', tostring(served))
+    redis.call('ZREMRANGEBYSCORE', gone, '-inf', '(' .. served)
+  end
+  put('sv', tostring(served))
+end
 local function queue_op(name, a, b)
   if name == 'start' then
-    put('at', s.nt); put('atm', f(a)); put('sv', s.nt); put('qr', tostring(MIN_RATE)); redis.call('DEL', sends)
+    put('at', tostring(n('nt', 0))); put('atm', f(a)); put('sv', tostring(n('nt', 0))); put('qr', tostring(MIN_RATE))
+    redis.call('DEL', sends, gone)
   elseif name == 'restart' then
-    put('at', s.sv); put('atm', f(a)); put('qr', f(math.max(MIN_RATE, b)))
+    put('at', tostring(n('sv', 0))); put('atm', f(a)); put('qr', f(math.max(MIN_RATE, b)))
   elseif name == 'rate' then
     local due_now = n('at', 0) + math.max(0, b - n('atm', 0)) * qrate()
-    put('at', tostring(math.ceil(due_now))); put('atm', f(math.max(b, n('atm', 0))))
+    put('at', tostring(math.min(n('nt', 0), math.ceil(due_now)))); put('atm', f(math.max(b, n('atm', 0))))
     put('qr', f(math.max(MIN_RATE, a)))
   elseif name == 'pause' then
-    put('at', s.sv); put('atm', f(a))
+    put('at', tostring(n('sv', 0))); put('atm', f(a))
   end
 end
 local function check(turn, asked_at)
@@ -110,7 +156,7 @@ local function check(turn, asked_at)
   if paused >= d then delay = paused - now else delay = math.min(math.max(g, d) - now, RECHECK) end
   if delay > 0 then return {'wait', tostring(turn), f(delay)} end
   record_send()
-  put('sv', tostring(math.max(n('sv', 0), turn + 1)))
+  serve(turn)
   if now - asked_at > 1 / math.max(MIN_RATE, n('r', MIN_RATE)) then put('ld', f(now)) end
   return {'go', tostring(turn), '0'}
 end
@@ -125,7 +171,7 @@ local function run(op, a)
     local turn = tonumber(a[1])
     if turn == nil or a[2] ~= s.e then
       local start = math.max(now, n('pu', 0))
-      if due(n('nt', 0)) < start then put('at', s.nt); put('atm', f(start)) end
+      if due(n('nt', 0)) < start then put('at', tostring(n('nt', 0))); put('atm', f(start)) end
       turn = n('nt', 0)
       put('nt', tostring(turn + 1))
     end
@@ -138,15 +184,26 @@ local function run(op, a)
       return {'go', tostring(turn), '0'}
     end
     local hint = tonumber(a[4])
-    if a[5] == s.v and hint ~= nil and math.abs(hint - n('r', MIN_RATE)) > 0.001 * n('r', MIN_RATE) then
-      queue_op('rate', hint, now); put('r', f(math.max(MIN_RATE, hint)))
+    local moved = hint ~= nil and hint == hint and math.abs(hint - n('r', MIN_RATE)) > 0.001 * n('r', MIN_RATE)
+    if a[5] == s.v and moved then
+      queue_op('rate', hint, now); put('r', f(math.max(MIN_RATE, math.min(hint, 1e6))))
     end
     return check(turn, tonumber(a[3]) or now)
+  elseif op == 'forget' then
+    local turn = tonumber(a[1])
+    if a[2] == s.e and turn ~= nil and turn >= n('sv', 0) and turn < n('nt', 0) then
+      redis.call('ZADD', gone, turn, turn)
+      redis.call('PEXPIRE', gone, ttl)
+    end
+    return {'ok', '', '0'}
   elseif op == 'update' then
     if a[1] ~= s.v then return {'stale', '', '0'} end
     local pairs_count = tonumber(a[2])
     local i = 3
-    for _ = 1, pairs_count do put(a[i], a[i + 1]); i = i + 2 end
+    for _ = 1, pairs_count do
+      if KNOWN[a[i]] and #a[i + 1] <= 120 then put(a[i], a[i + 1]) end
+      i = i + 2
+    end
     while i <= #a do
       local name = a[i]
       if name == 'start' or name == 'pause' then queue_op(name, tonumber(a[i + 1])); i = i + 2
@@ -157,14 +214,14 @@ local function run(op, a)
   end
   local recent = 0
   for _, sent in ipairs(redis.call('LRANGE', sends, 0, -1)) do
-    if tonumber(sent) > now - 1 then recent = recent + 1 end
+    if (tonumber(sent) or 0) > now - 1 then recent = recent + 1 end
   end
   return {'peek', '', tostring(recent)}
 end
 
 -- The operations, one after another on the one state: name, the count of its arguments, the arguments.
 local result = {0}
-local i = 6
+local i = 7
 while i <= #ARGV do
   local count = tonumber(ARGV[i + 1])
   local a = {}
@@ -174,14 +231,17 @@ while i <= #ARGV do
   result[#result + 1] = one[1]; result[#result + 1] = one[2]; result[#result + 1] = one[3]
   i = i + 2 + count
 end
-if changed then
-  local out = {}
-  for k, v in pairs(s) do out[#out + 1] = k; out[#out + 1] = v end
-  redis.call('HSET', state, unpack(out))
+local out = {}
+for k, _ in pairs(dirty) do
+  if s[k] ~= nil then out[#out + 1] = k; out[#out + 1] = s[k] end
 end
+if #out > 0 then redis.call('HSET', state, unpack(out)) end
 redis.call('PEXPIRE', state, ttl)
 result[#result + 1] = f(now)
-for k, v in pairs(s) do result[#result + 1] = k; result[#result + 1] = v end
+result[#result + 1] = 'gone'; result[#result + 1] = tostring(redis.call('ZCARD', gone))
+for _, k in ipairs(FIELDS) do
+  if s[k] ~= nil then result[#result + 1] = k; result[#result + 1] = s[k] end
+end
 return result
 """
 
@@ -194,6 +254,15 @@ def _number(fields: Mapping[str, str], key: str, default: float) -> float:
     except (KeyError, ValueError):
         return default
     return value if math.isfinite(value) else default
+
+
+def whole(fields: Mapping[str, str], key: str) -> int:
+    """A count kept in the store (a turn's number), 0 when missing or not a number in range.
+
+    :param fields: the state's fields.
+    :param key: the field.
+    """
+    return int(_within(_number(fields, key, 0.0), 0.0, 1e15))
 
 
 def _optional(fields: Mapping[str, str], key: str) -> float | None:
@@ -211,22 +280,21 @@ def learned_from(fields: Mapping[str, str], store_now: float) -> Learned:
     :param fields: the state's fields.
     :param store_now: the store's clock now.
     """
-    cap = min(MAX_PAUSE_HELD, max(0.0, _number(fields, "pcap", 0.0)))
-    pause_until = min(_number(fields, "pu", 0.0), store_now + max(DEFAULT_MAX_PAUSE, cap))
+    cap = min(MAX_PAUSE_HELD, max(0.0, _number(fields, "pcap", MAX_PAUSE_HELD)))
+    pause_until = min(_number(fields, "pu", 0.0), store_now + MAX_PAUSE_HELD)
     paused_by = None
     if fields.get("ph"):
-        paused_by = Pause(
-            fields["ph"][:80],
-            max(0.0, _number(fields, "pa", 0.0)),
-            _number(fields, "pau", 0.0),
-            pause_until,
-            cap,
-        )
+        asked = min(max(0.0, _number(fields, "pa", 0.0)), 10 * MAX_WINDOW_SECONDS)
+        wall = time.time()
+        asked_until = _number(fields, "pau", 0.0)
+        if not wall - MAX_WINDOW_SECONDS <= asked_until <= wall + 10 * MAX_WINDOW_SECONDS:
+            asked_until = wall + max(0.0, pause_until - store_now)  # written by a host whose clock is far off
+        paused_by = Pause(fields["ph"][:80], asked, asked_until, pause_until, cap)
     return Learned(
         throttled=fields.get("th") == "1",
         rate=_within(_number(fields, "r", MIN_RATE), MIN_RATE, MAX_RATE),
         ceiling=_within(_number(fields, "c", 0.0), 0.0, MAX_RATE),
-        probe_from=_number(fields, "pf", 0.0),
+        probe_from=_within(_number(fields, "pf", store_now), store_now - 10 * MAX_WINDOW_SECONDS, store_now + 1),
         header_cap=_within_or_none(_optional(fields, "hc"), MIN_RATE, MAX_RATE),
         window=_within_or_none(_optional(fields, "w"), 0.001, MAX_WINDOW_SECONDS),
         last_reset=_optional(fields, "lr"),

@@ -45,7 +45,7 @@ from typing import Any
 from airflow_provider_analytics.wire._learning import DEFAULT_MAX_PAUSE, Change, Learned
 from airflow_provider_analytics.wire._observer import PauseSource, observer
 from airflow_provider_analytics.wire._pace import LocalQueue, Turn
-from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders
+from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders, platform_wall
 from airflow_provider_analytics.wire._recent import LastSecondCount
 
 log = logging.getLogger("airflow_provider_analytics.wire")
@@ -143,6 +143,14 @@ class RateLimiter:
                 max(0, waiting),
             )
 
+    def forget(self, turn: Turn) -> None:
+        """The turn's request gave up waiting (its deadline): the turns after it move up by its place.
+
+        :param turn: from :meth:`take_turn`.
+        """
+        with self._lock:
+            self._queue.forget(turn)
+
     def answered(
         self, status: int, headers: Mapping[str, str], now: float, max_pause: float = DEFAULT_MAX_PAUSE
     ) -> None:
@@ -153,7 +161,7 @@ class RateLimiter:
         :param now: monotonic seconds.
         :param max_pause: the longest pause held, as for a 429 (the retry policy's ``max_retry_after``).
         """
-        wall = self._wall_clock()
+        wall = platform_wall(headers, self._wall_clock())
         rate_headers = RateHeaders.parse(headers, wall) if "X-RateLimit-Limit" in headers else None
         if rate_headers is None and not self.throttled:
             if status < 400:

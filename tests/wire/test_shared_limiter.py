@@ -24,8 +24,9 @@ import pytest
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
-from airflow_provider_analytics.wire._shared_limiter import SharedLimiter, SharedTurn, store_key
+from airflow_provider_analytics.wire._shared_limiter import SharedLimiter, SharedTurn
 from airflow_provider_analytics.wire._steps import Sleep, StoreCall
+from airflow_provider_analytics.wire._store_link import store_key
 from airflow_provider_analytics.wire._throttle import RateLimiter
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
 from airflow_provider_analytics.wire.config import RateLimitStore
@@ -128,15 +129,15 @@ def limiter_pair(server: RedisServer) -> tuple[SharedLimiter, SharedLimiter]:
 def test_turns_of_two_processes_go_in_the_order_they_were_taken_at_the_fleets_pace(redis_server: RedisServer) -> None:
     first, second = limiter_pair(redis_server)
     # A refusal seen by the first process (the fleet sent 10/s just before) starts the fleet's pacing.
-    turn = drive(first.wait_for_turn(None, lambda *_: None))
+    turn = drive(first.wait_for_turn(None, lambda _at, delay, _pause: delay))
     drive(first.refused(0.2, turn, time.monotonic(), 120.0, _retry_after()))
-    assert drive(second.wait_for_turn(None, lambda *_: None)) is not None
+    assert drive(second.wait_for_turn(None, lambda _at, delay, _pause: delay)) is not None
     assert second.learned.throttled
     assert second.learned.rate == first.learned.rate
 
     order: list[tuple[str, int, float]] = []
     limiters = [first, second] * 4
-    waits = [limiter.wait_for_turn(None, lambda *_: None) for limiter in limiters]
+    waits = [limiter.wait_for_turn(None, lambda _at, delay, _pause: delay) for limiter in limiters]
     pending: list[tuple[int, Any, Any]] = [(index, wait, None) for index, wait in enumerate(waits)]
     # Interleave them as two processes' loops would: each takes its turn (its first step), in this order.
     taken: list[tuple[int, Any, Any]] = []

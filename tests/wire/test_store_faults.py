@@ -14,7 +14,7 @@ from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._deadline import call_deadline
-from airflow_provider_analytics.wire._shared_limiter import RETRY_SECONDS, STORE_SECONDS
+from airflow_provider_analytics.wire._store_link import RETRY_SECONDS, STORE_SECONDS
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
 from airflow_provider_analytics.wire.config import RateLimitStore
 from airflow_provider_analytics.wire.errors import RateLimitedError
@@ -93,7 +93,7 @@ def test_a_frozen_store_costs_a_call_no_more_than_its_deadline(
             redis_server.freeze()
             try:
                 started = time.monotonic()
-                with call_deadline(2.0):
+                with call_deadline(5.0):
                     await client.call(endpoints.list_charts())
                 return time.monotonic() - started
             finally:
@@ -101,7 +101,7 @@ def test_a_frozen_store_costs_a_call_no_more_than_its_deadline(
 
     with caplog.at_level(logging.WARNING, logger=WIRE):
         took = asyncio.run(through_a_trigger())
-    assert took < 2.0
+    assert took < 3.0  # one round trip's budget (1 s), then the request: well inside the 5 s
     assert len(warnings_about_the_store(caplog)) == 1
 
 

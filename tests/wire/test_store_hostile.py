@@ -1,0 +1,158 @@
+"""A store that misbehaves in the ways an outside pass found, over a real ``redis-server``: none of it escapes as an
+untyped error, holds a call past its deadline, or costs the fleet its pace."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from airflow_provider_analytics.sandbox.server import SandboxServer
+from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._deadline import call_deadline
+from airflow_provider_analytics.wire._pace import LocalQueue
+from airflow_provider_analytics.wire._shared_limiter import SharedLimiter
+from airflow_provider_analytics.wire._steps import Sleep, StoreCall
+from airflow_provider_analytics.wire._store_link import store_key
+from airflow_provider_analytics.wire._throttle import RateLimiter
+from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
+from airflow_provider_analytics.wire.config import RateLimitStore
+from airflow_provider_analytics.wire.errors import AnalyticsTimeoutError, RateLimitedError
+from tests.support.fixtures import make_config
+from tests.support.redis_server import RedisServer
+
+WIRE = "airflow_provider_analytics.wire"
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    with RedisServer() as server:
+        yield server
+
+
+def store_of(server: RedisServer) -> RateLimitStore:
+    return RateLimitStore(host="127.0.0.1", port=server.port, connection_id="rate_limits")
+
+
+def test_a_store_that_lost_its_script_and_refuses_writes_is_left_on_both_transports(
+    sandbox: SandboxServer, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failover to a replica that has no script loaded and refuses writes: the script is loaded again, its write
+    fails, and the call paces on its own instead of failing with redis-py's error."""
+    config = make_config(sandbox, rate_limit_store=store_of(redis_server))
+    with redis_server.client() as raw:
+        raw.config_set("min-replicas-to-write", 1)  # every write: NOREPLICAS
+        with caplog.at_level(logging.WARNING, logger=WIRE), AnalyticsClient(config) as client:
+            client.call(endpoints.list_charts())
+
+        async def trigger() -> None:
+            async with AsyncAnalyticsClient(config) as client:
+                await client.call(endpoints.list_charts())
+
+        raw.script_flush()
+        asyncio.run(trigger())
+    assert any("did not answer" in record.getMessage() for record in caplog.records)
+
+
+def test_a_slow_store_leaves_a_call_near_its_deadline_half_of_what_it_has(
+    sandbox: SandboxServer, redis_server: RedisServer
+) -> None:
+    config = make_config(sandbox, rate_limit_store=store_of(redis_server))
+
+    async def trigger() -> None:
+        async with AsyncAnalyticsClient(config) as client:
+            await client.call(endpoints.list_charts())
+            redis_server.freeze()
+            try:
+                with call_deadline(2.5):  # more than twice a round trip's budget: the store is asked, and is slow
+                    await client.call(endpoints.list_charts())
+            finally:
+                redis_server.thaw()
+
+    asyncio.run(trigger())  # sent after the store's second, not "not sent: the time allowed had run out"
+
+
+def test_a_turn_given_up_takes_no_place_in_the_schedule() -> None:
+    queue = LocalQueue()
+    queue.apply(("restart", 100.0, 10.0))
+    turns = [queue.take(100.0, 0.0) for _ in range(10)]
+    before = queue.due(turns[-1].number)
+    for turn in turns[2:7]:  # five requests whose deadlines passed while they waited
+        queue.forget(turn)
+    assert queue.due(turns[-1].number) == pytest.approx(before - 5 / 10.0)
+    assert queue.waiting == 5
+    queue.sent(turns[0], 100.0)
+    queue.sent(turns[1], 100.1)
+    queue.sent(turns[7], 100.2)
+    assert queue.waiting == 2
+
+
+@pytest.mark.analytics_sandbox(rate_limit=5)
+def test_requests_that_give_up_do_not_cost_the_fleet_its_pace(
+    sandbox: SandboxServer, redis_server: RedisServer
+) -> None:
+    """Thirty threads whose calls have 2 s each against a token allowed 5 a second: most calls give up in the queue,
+    the turns they leave are taken out of the schedule, and none gives up before its deadline is near (each behind
+    others about to give up, none would go): the others still go near the pace."""
+    config = make_config(sandbox, rate_limit_store=store_of(redis_server))
+    answered: list[float] = []
+    gave_up: list[float] = []
+    start = time.monotonic()
+    stop = start + 20
+
+    def worker(client: AnalyticsClient) -> None:
+        while time.monotonic() < stop:
+            try:
+                with call_deadline(2.0):
+                    client.call(endpoints.list_charts())
+                answered.append(time.monotonic())
+            except (AnalyticsTimeoutError, RateLimitedError):  # its turn, or a pause, would come after 2 s
+                gave_up.append(time.monotonic())
+
+    with AnalyticsClient(config) as client:
+        threads = [threading.Thread(target=worker, args=(client,)) for _ in range(30)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    late = [at for at in answered if at > start + 8]  # after the limit is learned, 12 s at 5/s is 60 answers
+    assert gave_up, "the test needs calls that give up"
+    # Turns given up at once, or kept in the schedule, let a handful through in 12 s (0.2/s was measured).
+    assert len(late) >= 30, f"{len(late)} answers in the last 12 s at 5/s, {len(gave_up)} calls gave up"
+
+
+def drive(steps: Any) -> Any:
+    reply: Any = None
+    while True:
+        try:
+            step = steps.send(reply)
+        except StopIteration as done:
+            return done.value
+        if isinstance(step, StoreCall):
+            reply = step.blocking(step.timeout)
+        elif isinstance(step, Sleep):
+            time.sleep(step.seconds)
+            reply = None
+
+
+def test_a_damaged_state_never_raises_and_huge_or_unknown_fields_are_not_read_back(redis_server: RedisServer) -> None:
+    limiter = SharedLimiter(store_of(redis_server), store_key("https://api.example.com", "t"), RateLimiter("x"))
+    assert drive(limiter.wait_for_turn(None, lambda _at, delay, _pause: delay)) is not None
+    with redis_server.client() as raw:
+        state = limiter.keys[0]
+        raw.hset(
+            state, mapping={"nt": "1e999", "pf": "-1e300", "th": "1", "hc": "9" * 100_000, "junk": "x" * 1_000_000}
+        )
+        turn = drive(limiter.wait_for_turn(None, lambda _at, delay, _pause: delay))
+        assert turn is not None
+        assert limiter.usable(time.monotonic())
+        assert limiter.learned.header_cap is None  # a value too long to be one is not read
+        raw.hset(state, "ct", str(float(raw.time()[0]) + 600))  # the store's clock stepped back ten minutes
+        epoch = limiter.epoch
+        assert drive(limiter.wait_for_turn(None, lambda _at, delay, _pause: delay)) is not None
+        assert limiter.epoch != epoch, "a state from a clock ahead of the store's starts afresh"
