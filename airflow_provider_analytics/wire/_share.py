@@ -7,7 +7,9 @@ sends when others send as well. Without a store to share, each process paces at 
 
 - **used up** (an answer said ``Remaining: 0``, or a refusal came): the fleet asked for too much; the share is cut by
   :data:`CUT`. Every process that saw it cuts, so the shares keep their ratio and shrink together: a bigger share
-  gives up more, and the processes' shares converge.
+  gives up more, and the processes' shares converge. A window this process used up alone (its own successful
+  answers were all of its limit) says nobody else sends: the share is whole again (a process alone on the token,
+  whose start-up burst used windows up, would otherwise pace at a fraction of the limit for minutes).
 - **on its way to overrun** (projected from the window's last answer this process saw, at least half-way through
   it): cut in proportion, so that the fleet would have used the cap;
 - **otherwise**: the share grows by :data:`GROWTH` of the cap, the same for every process, so that a process that has
@@ -118,7 +120,9 @@ class ShareOfLimit:
         if not self.pacing or self._reset is None:
             return
         value = self.value
-        if self._exhausted:
+        if self._exhausted and self._own >= self._limit:
+            value = 1.0  # this process alone used the window up: nobody else sends on the token; pacing is its own
+        elif self._exhausted:
             value *= CUT
         elif window and self._remaining is not None and (window - self._left) / window >= PROJECT_FROM:
             used = (self._limit - self._remaining) / min(1.0, (window - self._left) / window)

@@ -298,7 +298,7 @@ def test_with_the_headers_a_used_up_window_cuts_this_process_share_and_windows_t
     wall = WallClock(1_800_000_000.0)
     limiter = RateLimiter("x", wall_clock=wall)
     reset = 1_800_000_001.0
-    for remaining in range(9, -1, -1):  # the first window, used up by this process alone: it paces, then is cut
+    for remaining in range(9, -1, -1):  # the first window, used up by this process alone: it paces, its share whole
         wall.now += 0.05
         limiter.answered(200, _headers(10, remaining, reset), T0)
     assert limiter.snapshot()["share"] == 1.0
@@ -308,8 +308,14 @@ def test_with_the_headers_a_used_up_window_cuts_this_process_share_and_windows_t
         limiter.answered(429, _headers(10, 0, reset + window), T0 + window + 0.5)
     wall.now = reset + 20.1
     limiter.answered(200, _headers(10, 9, reset + 21), T0 + 21)
-    assert limiter.snapshot()["share"] == pytest.approx(CUT**21, rel=0.01)
+    assert limiter.snapshot()["share"] == pytest.approx(CUT**20, rel=0.01)
     for window in range(22, 72):  # fifty windows that held: their last answer past half-way, little used
         wall.now = reset + window - 0.3
         limiter.answered(200, _headers(10, 8, reset + window), T0 + window)
-    assert limiter.snapshot()["share"] == pytest.approx(CUT**21 + 50 * GROWTH, rel=0.01)
+    assert limiter.snapshot()["share"] == pytest.approx(CUT**20 + 50 * GROWTH, rel=0.01)
+    for remaining in range(9, -1, -1):  # a window this process uses up alone: nobody else sends, its share is whole
+        wall.now += 0.01
+        limiter.answered(200, _headers(10, remaining, reset + 72), T0 + 72)
+    wall.now = reset + 72.1
+    limiter.answered(200, _headers(10, 9, reset + 73), T0 + 73)
+    assert limiter.snapshot()["share"] == 1.0
