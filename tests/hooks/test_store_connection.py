@@ -79,6 +79,13 @@ def test_the_redis_connection_is_read_as_airflows_redis_provider_reads_it() -> N
         ({"host": "r", "extra": json.dumps({"db": "two"})}, "'db'"),
         ({"host": "r", "extra": json.dumps({"ssl": "maybe"})}, "'ssl'"),
         ({"host": "r", "extra": json.dumps({"ssl": True, "ssl_cert_reqs": "sometimes"})}, "ssl_cert_reqs"),
+        # What an outside pass tried: each got past the reading and failed later, untyped, in redis-py or socket.
+        ({"host": "red is\x00.internal"}, "host"),
+        ({"host": "r", "port": "\u0663\u0663"}, "port"),  # Arabic-Indic digits: int() reads them, a socket does not
+        ({"host": "r", "port": "9" * 40}, "port"),
+        ({"host": "r", "extra": json.dumps({"db": "1e3"})}, "'db'"),
+        ({"host": "r", "password": "pw\ud800"}, "password"),
+        ({"host": "r", "login": "user\udfff"}, "login"),
     ],
 )
 def test_a_redis_connection_that_cannot_be_used_is_an_input_error_naming_both(
@@ -90,6 +97,29 @@ def test_a_redis_connection_that_cannot_be_used_is_an_input_error_naming_both(
     assert named in str(caught.value)
     assert "'rate_limits'" in str(caught.value)
     assert "'analytics_default'" in str(caught.value)
+    assert "pw" not in str(caught.value)  # never the password, even one that cannot be used
+
+
+def test_the_connection_test_asks_the_store_and_fails_when_it_does_not_answer(
+    monkeypatch: pytest.MonkeyPatch, sandbox: SandboxServer, redis_server: RedisServer
+) -> None:
+    """A deployment that set a store wants to hear that its fleet does not share a limiter: the test says which
+    store answers, and fails naming it when it does not (the password never shown)."""
+    set_connection(monkeypatch, sandbox, rate_limit_redis_conn_id="rate_limits")
+    monkeypatch.setenv(STORE_ENV, f"redis://:{redis_server.password}@127.0.0.1:{redis_server.port}?db=0")
+    ok, message = AnalyticsHook().test_connection()
+    assert ok, message
+    assert f"the rate limit store redis://127.0.0.1:{redis_server.port}/0 (connection 'rate_limits') answers" in message
+    monkeypatch.setenv(STORE_ENV, f"redis://:wrong-pw-0815@127.0.0.1:{redis_server.port}?db=0")
+    ok, message = AnalyticsHook().test_connection()
+    assert not ok
+    assert "Connected to the Analytics Platform" in message
+    assert "(connection 'rate_limits') did not answer" in message
+    assert "wrong-pw-0815" not in message
+    monkeypatch.delenv(STORE_ENV)
+    ok, message = AnalyticsHook().test_connection()
+    assert not ok
+    assert "'rate_limits', which Airflow does not have" in message
 
 
 def test_a_store_airflow_does_not_have_fails_before_any_request(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import itertools
 import logging
 import time
@@ -12,7 +13,7 @@ import pytest
 from airflow_provider_analytics.wire._accounts import limiter_for, reset_rate_limiters
 from airflow_provider_analytics.wire._learning import MIN_PAUSE, QUICK_REFUSAL_CUT, RECOVER_SECONDS
 from airflow_provider_analytics.wire._pace import HEADER_SHARE, MIN_RATE, PROBE_SECONDS, RESTART_SHARE
-from airflow_provider_analytics.wire._rate_headers import RateHeaders
+from airflow_provider_analytics.wire._rate_headers import RateHeaders, platform_wall
 from airflow_provider_analytics.wire._share import CUT, GROWTH
 from airflow_provider_analytics.wire._throttle import RateLimiter, Turn
 
@@ -173,6 +174,20 @@ def test_a_used_up_window_pauses_until_it_resets() -> None:
     turn = limiter.take_turn(T0)
     assert turn is not None
     assert 1.5 < limiter.delay(turn, T0) <= 3.0
+
+
+def test_a_host_whose_clock_is_a_minute_behind_reads_reset_against_the_platforms_date() -> None:
+    """Read against this host's clock, a one-second window's Reset would be a minute away and hold the token for it
+    (the pause's bound, not the window). The answer's Date says the clock is off: Reset is read against it."""
+    wall = WallClock(1_800_000_000.2)
+    limiter = RateLimiter("x", wall_clock=wall)
+    headers = {**_headers(100, 0, 1_800_000_061.0), "Date": email.utils.formatdate(1_800_000_060.0, usegmt=True)}
+    limiter.answered(200, headers, T0)
+    turn = limiter.take_turn(T0)
+    assert turn is not None
+    assert 0 < limiter.delay(turn, T0) <= 1.0
+    for date in ("not a date", "Mon, 07 Dec 2026 04:00:00 GMT" * 5, email.utils.formatdate(1_800_000_000.0)):
+        assert platform_wall({"Date": date}, 1_800_000_000.2) == 1_800_000_000.2  # off by 2 s or less, or unreadable
 
 
 @pytest.mark.parametrize(
