@@ -86,14 +86,20 @@ def test_the_redis_connection_is_read_as_airflows_redis_provider_reads_it() -> N
         ({"host": "r", "extra": json.dumps({"db": "1e3"})}, "'db'"),
         ({"host": "r", "password": "pw\ud800"}, "password"),
         ({"host": "r", "login": "user\udfff"}, "login"),
+        ({"host": "redis://redis.internal:6379/0"}, "host"),
+        ({"host": "redis.internal:6379"}, "host"),
     ],
 )
 def test_a_redis_connection_that_cannot_be_used_is_an_input_error_naming_both(
     fields: dict[str, object], named: str
 ) -> None:
     kind = fields.pop("conn_type", "redis")
+    try:
+        connection = Connection(conn_id="rate_limits", conn_type=kind, **fields)  # type: ignore[arg-type]
+    except UnicodeEncodeError:  # Airflow 2.11 encrypts a password as it is set: no connection can hold this one
+        pytest.skip(f"this Airflow's Connection cannot hold a {named} that is not UTF-8")
     with pytest.raises(AnalyticsInputError) as caught:
-        rate_limit_store_of(Connection(conn_id="rate_limits", conn_type=kind, **fields), "analytics_default")  # type: ignore[arg-type]
+        rate_limit_store_of(connection, "analytics_default")
     assert named in str(caught.value)
     assert "'rate_limits'" in str(caught.value)
     assert "'analytics_default'" in str(caught.value)
