@@ -108,6 +108,11 @@ def _host(value: Any, bad: Any) -> str:
     host = value.strip()
     if len(host) > 253 or any(char.isspace() or not char.isprintable() for char in host) or not _encodable(host):
         raise bad("host", f"must be a host name or an address, got {host[:80]!r}")
+    if "/" in host or (host.count(":") == 1 and not host.startswith("[")):  # a URL, or host:port (IPv6 has more)
+        raise bad(
+            "host",
+            f"must be the host name or address alone (the port in port, the db in extra 'db'), got {host[:80]!r}",
+        )
     try:
         host.encode("idna")  # a label over 63 characters, or characters no host name holds
     except UnicodeError:

@@ -14,7 +14,6 @@ httpx's own clients share ``BaseClient``). The client's settings are
 from __future__ import annotations
 
 import logging
-import math
 import random
 import time
 import weakref
@@ -360,7 +359,7 @@ class BaseAnalyticsClient:
         A wait in the queue past the deadline is not given up at once: turns ahead of it are given up too when their
         own deadlines come (a fleet of short calls would otherwise give up every turn, each behind the others, and
         none would go). It sleeps until :data:`LEAST_SEND_SECONDS` before the deadline, then gives its turn up if it
-        has not come. ``delay`` infinite: no turn can come (the time ran out during a round trip to the store).
+        has not come.
         """
         refusal = paused_by.refusal(spec.method, spec.path, now, call_deadline, self.config) if paused_by else None
         if refusal is not None:
@@ -368,7 +367,7 @@ class BaseAnalyticsClient:
         if call_deadline is None or now + max(0.0, delay) < call_deadline:
             return delay
         left = call_deadline - now - LEAST_SEND_SECONDS
-        if delay > 0 and left > 0 and not math.isinf(delay):
+        if delay > 0 and left > 0:
             return left
         waiting = "for the connection's turn under the platform's rate limit " if delay > 0 else ""
         raise AnalyticsTimeoutError(

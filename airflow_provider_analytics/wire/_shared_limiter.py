@@ -19,7 +19,6 @@ token: they are named by a keyed hash of it (:func:`store_key`), so one store se
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
@@ -107,7 +106,8 @@ class SharedLimiter:
     def wait_for_turn(
         self, kept: SharedTurn | None, checks: Callable[[float, float, Pause | None], float]
     ) -> Generator[Step, Reply, SharedTurn | None]:
-        """Take a turn in the fleet's queue (or keep ``kept``) and wait until it comes; ``None``: the store is away.
+        """Take a turn in the fleet's queue (or keep ``kept``) and wait until it comes; ``None``: the store is away, or
+        too slow for what the call has left (that call alone paces on this process's own limiter).
 
         :param kept: the turn of a request that was just refused: it keeps its place.
         :param checks: called before each wait with (now, the wait, the pause holding it): answers how long to
@@ -150,9 +150,6 @@ class SharedLimiter:
             answer = yield from self._round_trip(
                 ["check", str(kept.number), kept.epoch, f"{asked_at:.6f}", f"{hint:.6f}", self.version]
             )
-        now = time.monotonic()
-        if not self.link.away(now):  # the call's own time ran out during a round trip: it ends as a wait that did
-            checks(now, math.inf, None)
         return None
 
     def answered(

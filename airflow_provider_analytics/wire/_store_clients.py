@@ -216,6 +216,8 @@ class ScriptBatch:
         """
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Any] = loop.create_future()
+        # A caller that gave up (its deadline) no longer awaits it: its error is read here, not logged by asyncio.
+        answer.add_done_callback(_read_outcome)
         self._waiting.append((args, answer))
         if self._sender is None or self._sender.done():
             self._sender = loop.create_task(self._sending())
@@ -237,3 +239,8 @@ class ScriptBatch:
             for (_, answer), result in zip(batch, answers, strict=False):
                 if not answer.done():
                     answer.set_result(result)
+
+
+def _read_outcome(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled():
+        answer.exception()
