@@ -67,7 +67,8 @@ demo: $(DEMO_VENV)/.installed
 	$(DEMO_VENV)/bin/python tools/demo.py
 
 # A real deployment on loopback (Postgres, api-server, scheduler, dag-processor, triggerer; with
-# EXECUTOR=celery also Redis and two Celery workers): see docs/deployment.md. AIRFLOW=2.11.2 runs that
+# EXECUTOR=celery also Redis, the connection's rate limit store too, and two Celery workers): see
+# docs/deployment.md. AIRFLOW=2.11.2 runs that
 # release (webserver, scheduler, triggerer) from its make test-compat venv; empty: .venv's Airflow 3.3.2.
 EXECUTOR ?= local
 AIRFLOW ?=
