@@ -67,7 +67,8 @@ demo: $(DEMO_VENV)/.installed
 	$(DEMO_VENV)/bin/python tools/demo.py
 
 # A real deployment on loopback (Postgres, api-server, scheduler, dag-processor, triggerer; with
-# EXECUTOR=celery also Redis and two Celery workers): see docs/deployment.md. AIRFLOW=2.11.2 runs that
+# EXECUTOR=celery also Redis, the connection's rate limit store too, and two Celery workers): see
+# docs/deployment.md. AIRFLOW=2.11.2 runs that
 # release (webserver, scheduler, triggerer) from its make test-compat venv; empty: .venv's Airflow 3.3.2.
 EXECUTOR ?= local
 AIRFLOW ?=
@@ -125,10 +126,12 @@ clean:
 # A day of production in an hour (docs/deployment.md, "make soak"): the Celery deployment of make e2e under
 # continuous load, seeded platform faults, a token rotation and restarts; checks that nothing is lost and memory
 # stays flat. SOAK_MINUTES=5 for a short run (about 10 minutes in all); reports under soak/results/ (60 min) or .soak/.
+# Every process paces the token through the rate limit store (the broker's Redis); SOAK_STORE=no: each alone.
 SOAK_MINUTES ?= 60
+SOAK_STORE ?= yes
 soak: install
 	@if ! command -v redis-server >/dev/null; then \
 		echo "installing redis-server (Debian package)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	fi
-	cd tools/soak && ../../$(BIN)/python soak.py --minutes $(SOAK_MINUTES)
+	cd tools/soak && ../../$(BIN)/python soak.py --minutes $(SOAK_MINUTES) $(if $(filter no,$(SOAK_STORE)),--no-store)

@@ -24,6 +24,11 @@ from releases import Release
 
 ROOT = Path(__file__).resolve().parents[2]
 KEPT_LOGS = ROOT / ".e2e-logs"
+# The rate limit store every process on the token shares its limiter through (the analytics connection's extra
+# rate_limit_redis_conn_id): the Celery broker's Redis server, in a database of its own (the broker uses db 0).
+STORE_CONN_ID = "analytics_rate_limits"
+STORE_DB = 1
+STORE_EXTRA = "rate_limit_redis_conn_id"
 PG_BIN = next(
     (Path(p) for p in ("/usr/lib/postgresql/15/bin", "/usr/local/bin") if (Path(p) / "initdb").exists()), None
 )
@@ -110,6 +115,9 @@ class Cluster:
     :param component_settings: more still for one component (by its name: ``triggerer``, ``worker_a``...), over
         ``settings``; a component restarted gets them again.
     :param worker_concurrency: task slots of each Celery worker.
+    :param rate_limit_store: the deployment's Redis (Celery only) is the connection's rate limit store: the
+        Redis connection :data:`STORE_CONN_ID` (:meth:`store_connection`) and, with ``connection_env``, the
+        analytics connection's extra naming it, both as environment variables of every component.
     """
 
     def __init__(
@@ -125,7 +133,10 @@ class Cluster:
         settings: dict[str, str] | None = None,
         component_settings: dict[str, dict[str, str]] | None = None,
         worker_concurrency: int = 2,
+        rate_limit_store: bool = False,
     ) -> None:
+        if rate_limit_store and executor != "celery":
+            raise ValueError("the rate limit store is the Celery broker's Redis: it needs executor celery")
         self.release = release
         self.bin = bin_dir
         self.executor = executor
@@ -135,6 +146,7 @@ class Cluster:
         self.settings = dict(settings or {})
         self.component_settings = dict(component_settings or {})
         self.worker_concurrency = worker_concurrency
+        self.rate_limit_store = rate_limit_store
         # One folder per release: CI runs the 3.3 and 2.11 deployments side by side, and both may fail.
         self.kept_logs = KEPT_LOGS / release.version if name == "e2e" else ROOT / f".{name}" / "logs"
         self.home = Path(tempfile.mkdtemp(prefix=f"apa-{name}-"))
@@ -231,11 +243,17 @@ class Cluster:
     def sandbox_url(self) -> str:
         return f"http://127.0.0.1:{self.ports['sandbox']}"
 
+    def store_connection(self) -> dict[str, Any]:
+        """The Redis connection of the rate limit store, as Airflow's Redis provider reads it (``extra`` a dict)."""
+        return {"conn_type": "redis", "host": "127.0.0.1", "port": self.ports["redis"], "extra": {"db": STORE_DB}}
+
     def env(self, hostname: str | None = None) -> dict[str, str]:
         """The environment every Airflow component shares: the same connection, DB and settings."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW_", "AIRFLOW__"))}
-        connection = {"conn_type": "analytics", "host": self.sandbox_url, "password": "sandbox-token",
-                      "extra": {"ui_url": f"{self.sandbox_url}/ui"}}  # fmt: skip
+        extra = {"ui_url": f"{self.sandbox_url}/ui"}
+        if self.rate_limit_store:
+            extra[STORE_EXTRA] = STORE_CONN_ID
+        connection = {"conn_type": "analytics", "host": self.sandbox_url, "password": "sandbox-token", "extra": extra}
         executor = "CeleryExecutor" if self.executor == "celery" else "LocalExecutor"
         redis = f"redis://127.0.0.1:{self.ports['redis']}/0"
         env.update({
@@ -262,6 +280,8 @@ class Cluster:
         })  # fmt: skip
         if self.connection_env:
             env["AIRFLOW_CONN_ANALYTICS_DEFAULT"] = json.dumps(connection)
+            if self.rate_limit_store:
+                env[f"AIRFLOW_CONN_{STORE_CONN_ID.upper()}"] = json.dumps(self.store_connection())
         env.update({name: value.format(api_port=self.ports["api"]) for name, value in self.release.settings.items()})
         env.update(self.settings)
         if hostname:

@@ -8,9 +8,11 @@ Celery: each worker), the triggerer to another, everything else (api-server or w
 ``airflow`` commands, a Celery deployment's scheduler) to a third. So a check can tell *where* a metric came from.
 
 The checks run last. First a wait held on a worker and a deferred wait (tools/e2e/dags/e2e_waits.py) each get two
-429s with ``Retry-After: 1`` on their polls (a fault queued on the sandbox for their own execution's path, once the
+429s with ``Retry-After: 3`` on their polls (a fault queued on the sandbox for their own execution's path, once the
 task polls it: on the worker, or deferred in the triggerer), so that the rate limiter of each process is throttled
-by the platform and reports it; the sandbox has no other 429 in ``make e2e``. Then what arrived is read.
+by the platform and reports it; the sandbox has no other 429 in ``make e2e``. Then what arrived is read. (Three
+seconds, longer than two of the waits' one-second polls: with a rate limit store, store_check.py shows that each
+429's pause held the other process's polls, which without a store would go on through it.)
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ WORKER_WAIT, DEFERRED_WAIT = "analytics_e2e_worker_wait", "analytics_e2e_deferre
 WORKFLOW = "wf_sessionize_events"
 POLL_ROUTE = "/v1/workflows/WORKFLOW_ID/executions/EXECUTION_ID"
 INJECTED_429 = 2
+RETRY_AFTER = 3  # seconds, the injected 429s' Retry-After
 # The e2e sandbox's executions take 15 s (run.py: --execution-seconds 15), by its own timestamps.
 EXECUTION_SECONDS = 15.0
 PROVIDERS = f"{AIRFLOW_PREFIX}.analytics_platform."
 NAMES = ("requests", "request_duration", "retries", "rate_limited", "limiter.queued", "limiter.pace",
-         "limiter.queue_depth", "limiter.pauses", "waits_in_flight", "work_duration", "downloaded_bytes")  # fmt: skip
+         "limiter.queue_depth", "limiter.share", "limiter.pauses", "waits_in_flight", "work_duration",
+         "downloaded_bytes")  # fmt: skip
 # Every tag's values are from a bounded set (docs/metrics.md, "Tags"): a route is its template with its parameters
 # in capitals, each other segment a word of the contract's paths (lower case and hyphens: no id has that shape).
 ROUTE = re.compile(r"^/v1(/([a-z-]+|[A-Z_]+))+$")
@@ -48,6 +52,7 @@ TAG_VALUES: dict[str, Callable[[str], bool]] = {
     "cause": lambda value: value in RETRY_CAUSES,
     "source": lambda value: value in {source.value for source in PauseSource},
     "kind": lambda value: value in ("execution", "report", "sync"),
+    "scope": lambda value: value in ("process", "store"),
     "outcome": lambda value: value in ("success", "failure"),
 }
 
@@ -106,9 +111,9 @@ def named(metrics: list[Metric], name: str, **tags: str) -> list[Metric]:
 
 
 def _throttle(deployment: Deployment, execution: dict[str, Any]) -> str:
-    """Queue two 429s with ``Retry-After: 1`` for the polls of this execution only; returns its path."""
+    """Queue two 429s with ``Retry-After: 3`` for the polls of this execution only; returns its path."""
     path = f"/v1/workflows/{execution['workflow_id']}/executions/{execution['id']}"
-    fault = {"kind": "status", "code": 429, "retry_after": 1, "method": "GET", "path": f"{path}$",
+    fault = {"kind": "status", "code": 429, "retry_after": RETRY_AFTER, "method": "GET", "path": f"{path}$",
              "times": INJECTED_429}  # fmt: skip
     deployment.cluster.sandbox("POST", "/_sandbox/faults", fault)
     return path
@@ -208,13 +213,15 @@ def platform_ids(deployment: Deployment) -> set[str]:
     return ids
 
 
-def metrics_arrived(deployment: Deployment, checks: Checks, listeners: Listeners) -> None:
-    """The last checks of ``make e2e``: the provider's metrics, read where each process sent them."""
+def metrics_arrived(deployment: Deployment, checks: Checks, listeners: Listeners) -> dict[str, str]:
+    """The last checks of ``make e2e``: the provider's metrics, read where each process sent them. Returns the path
+    each of the two waits polled, by DAG id (empty when the throttled check failed), for store_check.py."""
     workers = listeners.workers
     arrived: dict[str, list[Metric]] = {}
+    paths: dict[str, str] = {}
 
     def refused_twice() -> str:
-        paths = provoke(deployment)
+        paths.update(provoke(deployment))
         arrived.update(listeners.read())
         return f"{WORKER_WAIT} and {DEFERRED_WAIT}: 2 x 429 each on {len(paths)} polled executions, both succeeded"
 
@@ -261,3 +268,4 @@ def metrics_arrived(deployment: Deployment, checks: Checks, listeners: Listeners
                  lambda: _throttled(read()["triggerer"], "triggerer"))  # fmt: skip
     checks.check("metrics: none from the components that run no task or trigger", nothing_from_the_rest)
     checks.check("metrics: names and tags bounded (no id, no token)", bounded)
+    return paths

@@ -39,6 +39,7 @@ from releases import (
     release_of,
 )
 from spans import SpanReceiver, check_calls_under_airflows_spans
+from store_check import store_checks
 
 EXAMPLES = ["analytics_workflow_outputs", "analytics_sync_report_download", "analytics_dashboards_as_code",
             "analytics_fire_and_forget", "analytics_platform_objects", "analytics_start_then_sense",
@@ -295,7 +296,8 @@ def run_checks(
     if executor == "celery":  # after the kill above: it stops a worker for good
         resumes_on_the_other_worker(deployment, checks)
     user_marks_failed(deployment, checks)
-    metrics_arrived(deployment, checks, listeners)  # metrics_check.py: last, it reads what every check sent
+    paths = metrics_arrived(deployment, checks, listeners)  # metrics_check.py: it reads what every check sent
+    store_checks(deployment, checks, listeners, paths)  # store_check.py: what the rate limit store did meanwhile
 
 
 def main() -> int:
@@ -331,8 +333,10 @@ def main() -> int:
         listeners = Listeners(args.executor)  # StatsD, one port per kind of process (metrics_check.py)
         settings = {**traces, **listeners.settings()}
         # Four task slots per Celery worker: eight in all, as LocalExecutor's [core] parallelism.
+        # With Celery, the broker's Redis is the connection's rate limit store too (store_check.py).
         cluster = Cluster(release, bin_dir, args.executor, dags, sandbox_args, settings=settings,
-                          component_settings=listeners.component_settings(), worker_concurrency=4)  # fmt: skip
+                          component_settings=listeners.component_settings(), worker_concurrency=4,
+                          rate_limit_store=args.executor == "celery")  # fmt: skip
         with listeners, cluster:
             try:
                 run_checks(Deployment(cluster), checks, expected, args.executor, receiver, listeners)

@@ -196,6 +196,9 @@ class Collected:
     notes: dict[str, Any] = field(default_factory=dict)  # figures the invariants found on the way
     # The provider's metrics each StatsD listener kept, by kind of process (metrics_accounting.py): Metric lists.
     metrics: dict[str, list[Any]] = field(default_factory=dict)
+    # The rate limit store's keys at the end, each with what it holds (store_accounting.py); None: the soak ran
+    # without one (--no-store), each process pacing the token alone.
+    store: dict[str, list[str]] | None = None
 
 
 def when(value: str | None) -> float:

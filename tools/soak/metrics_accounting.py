@@ -51,17 +51,29 @@ def metrics_rows(collected: Collected) -> list[tuple[str, str]]:
     def per_kind(describe: Callable[[list[Metric]], str]) -> str:
         return "; ".join(f"{kind} {describe(found[kind])}" for kind in kinds)
 
-    def pace(metrics: list[Metric]) -> str:
-        values = _values(metrics, "limiter.pace")
+    def by_scope(describe: Callable[[list[float]], str], name: str) -> Callable[[list[Metric]], str]:
+        """A gauge per scope: the fleet's limiter (store) and the process's own (process), which sent it."""
+
+        def described(metrics: list[Metric]) -> str:
+            scopes = sorted({metric.tags.get("scope", "?") for metric in named(metrics, f"analytics_platform.{name}")})
+            if not scopes:
+                return "-"
+            return " ".join(f"[{scope}] {describe(_values(metrics, name, scope=scope))}" for scope in scopes)
+
+        return described
+
+    def pace(values: list[float]) -> str:
         paced = [value for value in values if value > 0]
         if not paced:
             return f"- ({len(values)} values)"
         return (f"{min(paced):g} / {statistics.median(paced):g} / {max(paced):g}/s ({len(paced)} values, "
                 f"{len(values) - len(paced)} zeros)")  # fmt: skip
 
-    def depth(metrics: list[Metric]) -> str:
-        values = _values(metrics, "limiter.queue_depth")
-        return f"{max(values):g} / {statistics.median(values):g} ({len(values)})" if values else "- (0)"
+    def share(values: list[float]) -> str:
+        return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f} ({len(values)})"
+
+    def depth(values: list[float]) -> str:
+        return f"{max(values):g} / {statistics.median(values):g} ({len(values)})"
 
     def queued(metrics: list[Metric]) -> str:
         values = _values(metrics, "limiter.queued")
@@ -84,12 +96,16 @@ def metrics_rows(collected: Collected) -> list[tuple[str, str]]:
     pauses, requests = summed_by("limiter.pauses", "source"), summed_by("requests", "status_class")
 
     answered_429 = sum(1 for request in collected.requests if request.status == 429)
-    pace_name = "metrics: limiter.pace per process, min / median / max of the paces over 0 (values; 0: recovered)"
+    pace_name = ("metrics: limiter.pace per process and scope (store: the fleet's pace; process: its own), min / "
+                 "median / max of the paces over 0 (values; 0: recovered)")  # fmt: skip
+    depth_name = "metrics: limiter.queue_depth per process and scope, max / median (values)"
+    share_name = "metrics: limiter.share per process and scope (its part of the limit), min / median / max (values)"
     refused_name = f"metrics: rate_limited per process (the sandbox answered {answered_429} 429s: limit and chaos)"
     return [
         ("metrics: requests by status class, per process (StatsD)", per_kind(requests)),
-        (pace_name, per_kind(pace)),
-        ("metrics: limiter.queue_depth per process, max / median (values)", per_kind(depth)),
+        (pace_name, per_kind(by_scope(pace, "limiter.pace"))),
+        (depth_name, per_kind(by_scope(depth, "limiter.queue_depth"))),
+        (share_name, per_kind(by_scope(share, "limiter.share"))),
         ("metrics: limiter.queued per process (ms waited for a turn), p50 / p95 / max (n)", per_kind(queued)),
         (refused_name, per_kind(refused)),
         ("metrics: limiter.pauses by source, per process", per_kind(pauses)),

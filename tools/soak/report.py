@@ -28,8 +28,9 @@ from accounting import (
     when,
 )
 from health import Sample
-from limit_accounting import GAP_FLOOR_FACTOR, GAP_MIN_SECONDS, MAX_REFUSED_SHARE, gap_bound, gap_floor, longest_gaps
+from limit_accounting import GAP_FLOOR_FACTOR, GAP_MIN_SECONDS, gap_bound, gap_floor, longest_gaps, max_refused_share
 from metrics_accounting import metrics_rows
+from store_accounting import store_rows
 
 from airflow_provider_analytics.sandbox.domain.rate_limits import per_second_window
 
@@ -167,6 +168,7 @@ def figures(collected: Collected, samples: list[Sample], canaries: list[dict[str
     for what in grew:
         result.violations.append(Violation("memory is flat", "", "", what))
     result.add("operations", "; ".join(load["operations"]) or "-")
+    result.rows += store_rows(collected)
     result.rows += limit_rows(collected)
     result.rows += metrics_rows(collected)
     lost = tries_the_platform_did_not_fail(collected)
@@ -235,7 +237,9 @@ def limit_rows(collected: Collected) -> list[tuple[str, str]]:
     if parts:
         sent = sum(1 for t in arrivals if parts[0].start <= t < parts[-1].end)
         refused = sum(part.refused for part in parts)
-        rows.append((f"limited phase in all: refused by the rate limit / /v1 requests (bound {MAX_REFUSED_SHARE:.0%})",
+        bound = f"bound {max_refused_share(collected.store is not None):.0%}"
+        paced = "with the rate limit store" if collected.store is not None else "without the store: each process alone"
+        rows.append((f"limited phase in all: refused by the rate limit / /v1 requests ({bound}, {paced})",
                      f"{refused} / {sent} ({refused / sent if sent else 0:.1%})"))  # fmt: skip
         # The sandbox's windows: whole epoch seconds (several for a limit under 1/s), each allowing ``allowance``.
         length, allowance = per_second_window(parts[0].per_second)
@@ -263,8 +267,9 @@ def limit_rows(collected: Collected) -> list[tuple[str, str]]:
         rows.append((f"the longest, {kind}", f"{who}, GET {longest_wait.path}, {at(longest_start)} to "
                                              f"{at(longest_end)}"))  # fmt: skip
     throttle = collected.notes.get("throttle", {})
-    rows.append(("the provider's throttle log lines by process (task: all task logs): started / ended pacing the "
-                 "token, a poll not sent (its turn did not come before its deadline)",
+    rows.append(("the provider's throttle log lines by process (task: all task logs): started pacing the token (alone "
+                 "or through the store) / ended, a poll not sent (its turn did not come before its deadline), the "
+                 "store did not answer / answered again",
                  "; ".join(f"{name} {count}" for name, count in throttle.items()) or "none"))  # fmt: skip
     paces = collected.notes.get("paces", {})
     rows.append(("paces the processes started at (log lines), by what they learned from: min / median / max (lines)",

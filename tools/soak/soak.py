@@ -4,7 +4,8 @@ Starts (tools/soak/soak_deployment.py, on tools/e2e/cluster.py) Postgres, Redis,
 moto's S3 server, and Airflow's api-server, scheduler, dag-processor, triggerer and two Celery workers, on
 loopback in one private temporary folder. For ``--minutes`` it keeps the soak DAGs' runs in flight through the
 REST API (load.py), samples health (health.py), operates the deployment (operations.py) and, for a middle part
-of the load, puts a real per-second rate limit on the platform (limit_phase.py); then it lets the runs in flight
+of the load, puts a real per-second rate limit on the platform (limit_phase.py); every process paces the token
+through the rate limit store in Redis unless ``--no-store`` (store_accounting.py). Then it lets the runs in flight
 finish, reads the sandbox's and Airflow's records, checks every invariant (accounting.py),
 stops every process by pid and checks nothing is left. It writes a Markdown report and a PNG (report.py) and
 exits non-zero, naming the first broken invariant with its run and task ids, when any invariant is broken.
@@ -40,10 +41,10 @@ from accounting import (
 from fault_accounting import faults_absorbed
 from health import Health
 from limit_accounting import (
-    REFUSALS_BOUNDED,
     limit_refusals_bounded,
     no_wait_unanswered_too_long,
     nothing_gave_up_on_the_limit,
+    refusals_bounded,
 )
 from limit_phase import END, START, LimitPhase
 from load import Load
@@ -51,23 +52,29 @@ from metrics_accounting import METRICS_ARRIVED, metrics_arrived
 from operations import Operations
 from report import figures, markdown, plot
 from soak_deployment import CANARY_DAG, EVENT_DAG, LOAD_DAGS, ROOT, S3_BUCKET, SoakDeployment, SoakPlan
+from store_accounting import NO_TOKEN_IN_THE_STORE, no_token_in_the_store
 
-INVARIANT_NAMES = [
-    "nothing running, deferred or queued at the end",
-    "every run the platform let succeed succeeds",
-    "exactly one execution/report per attempt chain",
-    "every downloaded file matches its report, nothing partial is left",
-    "no sync reported twice by the event trigger, none missed",
-    "every injected fault absorbed",
-    "no token in any log line",
-    REFUSALS_BOUNDED,
-    "no task or trigger gave up on the rate limit",
-    "no wait unanswered for longer than its bound",
-    METRICS_ARRIVED,
-    "at least 50 runs in flight",
-    "memory is flat",
-    "no process or temporary folder left",
-]
+
+def invariant_names(store: bool) -> list[str]:
+    """Every invariant's name, in the order they are checked (the limited phase's bound depends on the store)."""
+    return [
+        "nothing running, deferred or queued at the end",
+        "every run the platform let succeed succeeds",
+        "exactly one execution/report per attempt chain",
+        "every downloaded file matches its report, nothing partial is left",
+        "no sync reported twice by the event trigger, none missed",
+        "every injected fault absorbed",
+        "no token in any log line",
+        *([NO_TOKEN_IN_THE_STORE] if store else []),
+        refusals_bounded(store),
+        "no task or trigger gave up on the rate limit",
+        "no wait unanswered for longer than its bound",
+        METRICS_ARRIVED,
+        "at least 50 runs in flight",
+        "memory is flat",
+        "no process or temporary folder left",
+    ]
+
 
 # Every invariant, in the order a failed soak reports the first broken one.
 INVARIANTS: list[Callable[[Collected], list[Violation]]] = [
@@ -78,6 +85,7 @@ INVARIANTS: list[Callable[[Collected], list[Violation]]] = [
     sync_events_exactly_once,
     faults_absorbed,
     no_token_in_logs,
+    no_token_in_the_store,
     limit_refusals_bounded,
     nothing_gave_up_on_the_limit,
     no_wait_unanswered_too_long,
@@ -147,6 +155,8 @@ def collect(deployment: SoakDeployment, operations: Operations, limit: LimitReco
             ) -> tuple[Collected, list[dict[str, float]]]:  # fmt: skip
     """Everything the invariants read: Airflow's records, the sandbox's, the files, the logs."""
     from accounting import DOWNLOADS, JOB_TASKS
+    from cluster import STORE_DB
+    from store_check import store_contents
 
     runs, tis = deployment.runs(), deployment.task_instances()
     xcoms: dict[tuple[str, str, str], Any] = {}
@@ -177,6 +187,7 @@ def collect(deployment: SoakDeployment, operations: Operations, limit: LimitReco
         failed_tries={(ti["dag_run_id"], ti["task_id"]): deployment.failed_tries(ti) for ti in tis
                       if int(ti["try_number"] or 0) > 1 or ti["state"] == "failed"},
         limit=limit, load=load, poll_seconds=deployment.plan.poll_seconds, metrics=dict(deployment.listeners.read()),
+        store=store_contents(deployment.c.ports["redis"], STORE_DB) if deployment.plan.store else None,
     )  # fmt: skip
     collected.notes["request_log"] = read
     return collected, [c for c in canaries if isinstance(c, dict)]
@@ -212,18 +223,24 @@ def main() -> int:
         help="the platform's limit in requests per second per token from 25%% to 60%% of the load (default "
         "SOAK_RATE_LIMIT, else 3; 0: no limited phase)",
     )
+    parser.add_argument(
+        "--no-store", action="store_true",
+        help="no rate limit store: each process paces the token alone (make soak SOAK_STORE=no); the limited "
+        "phase's bound is then 20%% of requests refused, not 1%%",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.rate_limit is not None and args.rate_limit < 0:
         parser.error("--rate-limit must be 0 (no limited phase) or a number of requests per second")
-    plan = SoakPlan(minutes=args.minutes, seed=args.seed, limit=args.rate_limit)
+    plan = SoakPlan(minutes=args.minutes, seed=args.seed, limit=args.rate_limit, store=not args.no_store)
     results = ROOT / ("soak/results" if args.minutes >= 60 else ".soak/results")
     results.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y-%m-%d-%H%M")
+    stamp = time.strftime("%Y-%m-%d-%H%M") + ("" if plan.store else "-no-store")
     setup_started = time.time()
     limited = (f"a rate limit of {plan.rate_limit:g}/s from {START:.0%} to {END:.0%} of the load"
                if plan.rate_limit else "no rate-limit phase")  # fmt: skip
     print(f"== make soak: {args.minutes:g} min of load, chaos seed {args.seed}, work of "
-          f"{plan.work_seconds[0]:g}-{plan.work_seconds[1]:g} s, {limited}", flush=True)  # fmt: skip
+          f"{plan.work_seconds[0]:g}-{plan.work_seconds[1]:g} s, {limited}, "
+          f"{'with' if plan.store else 'without'} the rate limit store", flush=True)  # fmt: skip
     violations: list[Violation] = []
     result = None
     deployment = SoakDeployment(plan)
@@ -280,8 +297,10 @@ def main() -> int:
         return 1
     if result is not None:
         violations += result.violations
-        counts = [(name, sum(1 for v in violations if v.invariant == name)) for name in _names(violations)]
-        report = markdown(result, counts, f"make soak: {args.minutes:g} minutes, seed {args.seed}")
+        names = _names(violations, plan.store)
+        counts = [(name, sum(1 for v in violations if v.invariant == name)) for name in names]
+        store = "with the rate limit store" if plan.store else "without the rate limit store (--no-store)"
+        report = markdown(result, counts, f"make soak: {args.minutes:g} minutes, seed {args.seed}, {store}")
         if violations:
             report += "\nViolations (the first 50):\n\n| invariant | run | task | detail |\n|---|---|---|---|\n"
             report += "".join(f"| {v.invariant} | {v.run_id} | {v.task_id} | {v.detail.replace('|', '/')} |\n"
@@ -300,9 +319,10 @@ def main() -> int:
     return 0
 
 
-def _names(violations: list[Violation]) -> list[str]:
+def _names(violations: list[Violation], store: bool) -> list[str]:
     """Every invariant's name, in the order they are checked, then any other that was broken."""
-    return [*INVARIANT_NAMES, *sorted({v.invariant for v in violations} - set(INVARIANT_NAMES))]
+    names = invariant_names(store)
+    return [*names, *sorted({v.invariant for v in violations} - set(names))]
 
 
 if __name__ == "__main__":

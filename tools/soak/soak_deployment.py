@@ -3,7 +3,9 @@
 What the soak adds to the e2e cluster: the sandbox runs with seeded chaos and work of random length; moto's
 S3 server runs as one more process of the cluster (its own log, stopped by pid); the ``analytics`` and
 ``soak_s3`` connections are created in the metadata database through the REST API (so the token can be rotated
-there, as an operator of a real deployment would); and the settings are sized for two cores.
+there, as an operator of a real deployment would), and so is, unless ``--no-store``, the Redis connection the
+analytics connection names as its rate limit store (the broker's Redis: store_accounting.py); and the settings are
+sized for two cores.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tools" / "e2e"))
 sys.path.insert(0, str(ROOT))
 
 from accounting import Request  # noqa: E402
-from cluster import Cluster, Process, free_port, wait_for  # noqa: E402  (tools/e2e, put on the path above)
+from cluster import STORE_CONN_ID, STORE_EXTRA, Cluster, Process, free_port, wait_for  # noqa: E402  (tools/e2e)
 from metrics_check import Listeners  # noqa: E402
 from releases import release_of  # noqa: E402
 
@@ -57,10 +59,12 @@ class SoakPlan:
 
     :param minutes: how long the load runs (``SOAK_MINUTES``).
     :param seed: the chaos seed.
+    :param store: every process paces the token through the rate limit store (else each alone: ``--no-store``).
     """
 
     minutes: float
     seed: int = 17
+    store: bool = True
     limit: float | None = None  # the limited phase's requests per second (``--rate-limit``); None: RATE_LIMIT; 0: off
     in_flight: int = 60  # target; at least 50 must be in flight at every sample
     min_in_flight: int = 50
@@ -154,7 +158,7 @@ class SoakDeployment:
         release = release_of("")
         bin_dir = Path(sys.executable).parent
         cluster = Cluster(release, bin_dir, "celery", self.dags, self.plan.sandbox_args(), name="soak",
-                          connection_env=False, worker_concurrency=3)  # fmt: skip
+                          connection_env=False, worker_concurrency=3, rate_limit_store=self.plan.store)  # fmt: skip
         cluster.settings = {**settings(self.plan, self.dags, cluster.exports), **self.listeners.settings()}
         cluster.component_settings = self.listeners.component_settings()
         self.cluster = cluster
@@ -200,7 +204,12 @@ class SoakDeployment:
         # The token printed by the sandbox at start is retired at once: the connection only ever holds tokens
         # that appear nowhere else, so finding one in a log line means the deployment leaked it.
         self.token = self.rotate_token(grace_seconds=0)
-        extra = {"timeout": CLIENT_TIMEOUT, "ui_url": f"{self.c.sandbox_url}/ui"}
+        extra: dict[str, Any] = {"timeout": CLIENT_TIMEOUT, "ui_url": f"{self.c.sandbox_url}/ui"}
+        if self.plan.store:  # the Redis connection first: the analytics connection names it
+            store = self.c.store_connection()
+            self.c.api("POST", "/connections", {**store, "connection_id": STORE_CONN_ID,
+                                                "extra": json.dumps(store["extra"])})  # fmt: skip
+            extra[STORE_EXTRA] = STORE_CONN_ID
         self.c.api("POST", "/connections", {"connection_id": CONN_ID, "conn_type": "analytics",
                                             "host": self.c.sandbox_url, "password": self.token,
                                             "extra": json.dumps(extra)})  # fmt: skip
