@@ -85,6 +85,7 @@ class Learned:
     :param probe_from: when the pace last restarted from just under the ceiling.
     :param header_cap: the fastest pace the ``X-RateLimit-*`` headers allow this limiter (its share included).
     :param window: the platform's window in seconds, learnt from how ``Reset`` moves.
+    :param limit: the limit per window the headers last announced (a new one is a new window to learn).
     :param last_reset: the latest ``Reset`` seen (epoch seconds).
     :param pause_until: no request goes before this time.
     :param paused_by: the header behind the pause, for errors and log lines.
@@ -101,6 +102,7 @@ class Learned:
     probe_from: float = 0.0
     header_cap: float | None = None
     window: float | None = None
+    limit: int | None = None
     last_reset: float | None = None
     pause_until: float = 0.0
     paused_by: Pause | None = None
@@ -239,6 +241,11 @@ class Learned:
         change = Change()
         if headers.reset_epoch is None:
             return change
+        if self.limit is not None and headers.limit != self.limit:
+            # A new limit is a new policy, with a window of its own: a 60 s window kept when 6,000 a minute became
+            # 3 a second would pace at 3 a minute (a nearer Reset teaches nothing: late answers of an old window)
+            self.window, self.last_reset = None, None
+        self.limit = headers.limit
         if self.last_reset is not None and headers.reset_epoch > self.last_reset:
             moved = headers.reset_epoch - self.last_reset
             self.window = moved if self.window is None else min(self.window, moved)

@@ -101,6 +101,8 @@ class ShareOfLimit:
         """
         if not self.learns:
             return
+        if limit != self._limit:
+            self._reset = None  # a new limit is a new policy: the window watched is over and says nothing of it
         if self._reset is None or reset > self._reset:
             self._close(window)
             self._reset, self._exhausted, self._remaining, self._limit, self._own = reset, False, None, limit, 0

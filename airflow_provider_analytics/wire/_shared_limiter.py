@@ -79,6 +79,7 @@ class SharedLimiter:
         self.queued = 0
         self._sent = LastSecondCount()  # this process's sends, for its share of the fleet's pace
         self._announced_since: float | None = None
+        self._delayed_field = ""  # when a turn last waited, as the store wrote it (recovery asks it did not move)
 
     # What the retry loop asks ---------------------------------------------------------------------------
 
@@ -114,6 +115,8 @@ class SharedLimiter:
             sleep before asking again, or raises when the turn must be given up (the call's deadline is near, or a
             pause is longer than the client allows).
         """
+        if kept is None and self.learned.recovers(time.monotonic() + self.link.offset):
+            yield from self._recover()
         paced = kept is not None and kept.number >= 0  # an unpaced request refused takes a new turn
         argv = ["take", str(kept.number) if paced and kept else "", kept.epoch if paced and kept else ""]
         answer = yield from self._round_trip(argv)
@@ -235,6 +238,7 @@ class SharedLimiter:
 
     def _refresh(self, fields: Mapping[str, str], store_now: float) -> None:
         self.epoch, self.version = fields.get("e", "")[:40], fields.get("v", "")[:20]
+        self._delayed_field = fields.get("ld", "")[:40]
         self.learned = learned_from(fields, store_now)
         counts = [whole(fields, name) for name in ("nt", "sv", "gone")]
         self.queued = max(0, counts[0] - counts[1] - counts[2])
@@ -252,17 +256,41 @@ class SharedLimiter:
             return False
         if change.paused is not None:
             observer().paused(self.local.account, change.paused)
+        if change.started:  # the fleet's episode: said once, by the process that began it
+            self._announced_since = self.learned.since
+            log.warning(
+                "Rate limited by the Analytics Platform at %s (%s): every process on this token now paces its "
+                "requests through the rate limit store %s; each process says so at INFO, single requests at DEBUG",
+                self.local.name,
+                self.learned.source or "learned",
+                self.link.where,
+            )
         return True
+
+    def _recover(self) -> Generator[Step, Reply, None]:
+        """Pacing ends for the fleet (``Learned.recovers`` said so), unless a turn waited or something was learnt
+        since this process read the state; said once, by the process that ended it."""
+        since = self.learned.since
+        answer = yield from self._round_trip(["recover", self.version, self._delayed_field])
+        if answer is not None and answer[0] == "ok":
+            log.info(
+                "No longer rate limited at %s: every process on this token sends at once again, after %.0f s paced "
+                "through the rate limit store %s",
+                self.local.name,
+                time.monotonic() + self.link.offset - since,
+                self.link.where,
+            )
 
     def _sleep(self, seconds: float) -> Generator[Step, Reply, None]:
         yield Sleep(seconds)
 
     def _announce(self, store_now: float) -> None:
-        """One WARNING per process and episode when its requests first wait for the fleet's pace."""
+        """One INFO line per process and episode when its requests first wait for the fleet's pace (the WARNING is
+        the fleet's, :meth:`_update`: a thousand task processes in one episode log one, not a thousand)."""
         if self._announced_since == self.learned.since:
             return
         self._announced_since = self.learned.since
-        log.warning(
+        log.info(
             "Rate limited by the Analytics Platform at %s: every process on this token paces its requests at "
             "%.1f/s in all through the rate limit store %s (%s), %d waiting; single requests log at DEBUG",
             self.local.name,

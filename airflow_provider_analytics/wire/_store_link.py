@@ -29,7 +29,15 @@ from airflow_provider_analytics.wire.config import RateLimitStore
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
-__all__ = ["LEAST_WAIT_SECONDS", "RETRY_SECONDS", "STORE_RECHECK_SECONDS", "STORE_SECONDS", "StoreLink", "store_key"]
+__all__ = [
+    "HELD_GRACE_SECONDS",
+    "LEAST_WAIT_SECONDS",
+    "RETRY_SECONDS",
+    "STORE_RECHECK_SECONDS",
+    "STORE_SECONDS",
+    "StoreLink",
+    "store_key",
+]
 
 # The longest one round trip to the store may take; a store slower than this is away. It is measured in the
 # caller's event loop, which a busy triggerer holds for a few hundred milliseconds at times: a store that answered in
@@ -66,6 +74,10 @@ LEAST_WAIT_SECONDS = 0.05
 # A turn that waits asks the store again at least this often (a pace learnt meanwhile may bring it forward): each
 # look is a round trip, so less often than a process's own limiter looks at its queue.
 STORE_RECHECK_SECONDS = 3.0
+# A waiting turn whose asker has not asked again this long after the store told it to is given up (its process died
+# or was stopped): long enough for a triggerer's event loop that lags, short enough that a restarted triggerer's
+# queued waits do not each hold a turn of the fleet's pace.
+HELD_GRACE_SECONDS = 10.0
 # After an outage was said at WARNING, the next ones within this long are said at DEBUG: a store that comes and goes
 # logs one WARNING (and one INFO when it is back) per process in this time, not two lines per flap.
 WARN_AGAIN_SECONDS = 600.0
@@ -101,7 +113,7 @@ class StoreLink:
         self.store = store
         self.name = name
         prefix = f"analytics-platform:limiter:{{{key}}}"
-        self.keys = (f"{prefix}:state", f"{prefix}:sends", f"{prefix}:gone")
+        self.keys = (f"{prefix}:state", f"{prefix}:sends", f"{prefix}:gone", f"{prefix}:held")
         self.offset = 0.0  # the store's clock minus this process's monotonic clock
         self._away_until = 0.0
         self._away_since: float | None = None
@@ -109,7 +121,7 @@ class StoreLink:
         self._warned_at = -WARN_AGAIN_SECONDS  # when an outage was last said at WARNING
         self._unsaid = 0  # outages since then, said at DEBUG only
         self._constants = [str(TTL_MS), str(MIN_RATE), str(SPAN_SECONDS), str(SENT_LOG_MAX), str(STORE_RECHECK_SECONDS)]
-        self._constants.append(str(MAX_PAUSE_HELD))
+        self._constants += [str(MAX_PAUSE_HELD), str(HELD_GRACE_SECONDS)]
         self._batches: dict[int, tuple[asyncio.AbstractEventLoop, ScriptBatch]] = {}
         self._leases: AsyncStoreLeases | None = None
         self._where = store.address + (f" (connection {store.connection_id!r})" if store.connection_id else "")

@@ -1,7 +1,7 @@
 """The store's side of the shared rate limiter: the script it runs (Lua, in Redis), the queue of turns a fleet
 shares kept atomic, and how the learnt state is written there (:func:`learned_from`, :func:`fields_of`).
 
-One script, four operations; a call carries any number of them (a process's waits that ask at once share one round
+One script, six operations; a call carries any number of them (a process's waits that ask at once share one round
 trip), run one after another on the one state, each answered, then the state after them all:
 
 - ``take``: a request asks to go. Not throttled, it goes (its send is logged); throttled, it takes the next turn (or
@@ -10,6 +10,10 @@ trip), run one after another on the one state, each answered, then the state aft
   applied only if nothing was learnt since (its version).
 - ``update``: what a process learnt (a refusal, headers), written only if nothing was learnt since it read the state
   (a version check), with what the queue must do about it (``_learning.QueueOp``: start, restart, rate, pause).
+- ``forget``: a waiting turn is given up (its call's deadline came); a turn whose asker does not ask again within
+  :data:`~._store_link.HELD_GRACE_SECONDS` of when it was told to is given up for it (a process that died).
+- ``recover``: pacing ends, if nothing was learnt and no turn waited since the asker read the state (when it ends
+  is ``_learning.Learned.recovers``).
 - ``peek``: the state, and how many requests the fleet sent in the last second (the rate a refusal came at).
 
 The schedule is the one of ``_pace.LocalQueue``: turn k may go at ``atm + (k - at) / qr``, and no span of
@@ -54,14 +58,15 @@ MAX_PAUSE_HELD = DEFAULT_MAX_PAUSE
 
 SCRIPT = r"""
 if redis.replicate_commands then redis.replicate_commands() end  -- Redis 5 and 6: TIME, then writes
-local state, sends, gone = KEYS[1], KEYS[2], KEYS[3]
+local state, sends, gone, held = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ttl = tonumber(ARGV[1])
 local MIN_RATE, SPAN, MAX_SENT, RECHECK = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local GRACE = tonumber(ARGV[7])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 -- The state's fields, and nothing else: a field of another shape, or a long value, is not read, kept or answered.
 local FIELDS = {'e', 'v', 'th', 'r', 'c', 'pf', 'hc', 'w', 'lr', 'pu', 'ph', 'pa', 'pau', 'pcap', 'ea', 'ld', 'si',
-                'src', 'nt', 'sv', 'at', 'atm', 'qr', 'ct'}
+                'src', 'nt', 'sv', 'at', 'atm', 'qr', 'ct', 'lim'}
 local KNOWN = {}
 for _, k in ipairs(FIELDS) do KNOWN[k] = true end
 local s = {}
@@ -80,7 +85,7 @@ local function put(k, v) s[k] = v; dirty[k] = true end
 -- A new state: none yet, a flushed store, or a clock stepped back (a failover to a host behind): every time kept
 -- would be in the future of the new clock.
 if s.e == nil or n('ct', now) > now + 1 then
-  redis.call('DEL', state, sends, gone)
+  redis.call('DEL', state, sends, gone, held)
   s = {}
   local fresh = {e = f(now), v = '0', th = '0', r = tostring(MIN_RATE), c = '0', pf = '0', pu = '0', ea = '-1e18',
                  ld = '-1e18', si = '0', nt = '0', sv = '0', at = '0', atm = '0', qr = tostring(MIN_RATE)}
@@ -93,6 +98,15 @@ local latest = now + tonumber(ARGV[6])
 if n('pu', 0) > latest then put('pu', f(latest)) end
 if n('sv', 0) > n('nt', 0) then put('sv', tostring(n('nt', 0))) end
 if n('at', 0) > n('nt', 0) then put('at', tostring(n('nt', 0))) end
+-- A waiting turn whose asker did not ask again when told to (its process died, was killed or stopped with its
+-- waits queued) is given up, as its asker would have: its place goes to the turns after it.
+local lapsed = redis.call('ZRANGEBYSCORE', held, '-inf', now, 'LIMIT', 0, 200)
+for _, t in ipairs(lapsed) do
+  local turn = tonumber(t)
+  if turn ~= nil and turn >= n('sv', 0) and turn < n('nt', 0) then redis.call('ZADD', gone, turn, turn) end
+  redis.call('ZREM', held, t)
+end
+if #lapsed > 0 then redis.call('PEXPIRE', gone, ttl) end
 
 local function qrate() return math.max(MIN_RATE, n('qr', MIN_RATE)) end
 -- Turns given up (their requests' deadlines passed) take no place in the schedule: those from the anchor's on.
@@ -136,7 +150,7 @@ end
 local function queue_op(name, a, b)
   if name == 'start' then
     put('at', tostring(n('nt', 0))); put('atm', f(a)); put('sv', tostring(n('nt', 0))); put('qr', tostring(MIN_RATE))
-    redis.call('DEL', sends, gone)
+    redis.call('DEL', sends, gone, held)
   elseif name == 'restart' then
     put('at', tostring(n('sv', 0))); put('atm', f(a)); put('qr', f(math.max(MIN_RATE, b)))
   elseif name == 'rate' then
@@ -154,7 +168,12 @@ local function check(turn, asked_at)
   if d < g and g > now and turn >= n('sv', 0) then put('at', tostring(turn)); put('atm', f(g)); d = g end
   local delay
   if paused >= d then delay = paused - now else delay = math.min(math.max(g, d) - now, RECHECK) end
-  if delay > 0 then return {'wait', tostring(turn), f(delay)} end
+  if delay > 0 then
+    redis.call('ZADD', held, now + delay + GRACE, turn)
+    redis.call('PEXPIRE', held, ttl)
+    return {'wait', tostring(turn), f(delay)}
+  end
+  redis.call('ZREM', held, turn)
   record_send()
   serve(turn)
   if now - asked_at > 1 / math.max(MIN_RATE, n('r', MIN_RATE)) then put('ld', f(now)) end
@@ -194,7 +213,14 @@ local function run(op, a)
     if a[2] == s.e and turn ~= nil and turn >= n('sv', 0) and turn < n('nt', 0) then
       redis.call('ZADD', gone, turn, turn)
       redis.call('PEXPIRE', gone, ttl)
+      redis.call('ZREM', held, turn)
     end
+    return {'ok', '', '0'}
+  elseif op == 'recover' then
+    -- Pacing ends (when is Python's rule, _learning.Learned.recovers) only if nothing was learnt and no turn
+    -- waited since the asker read the state.
+    if a[1] ~= s.v or a[2] ~= (s.ld or '') or n('th', 0) == 0 then return {'stale', '', '0'} end
+    put('th', '0'); put('v', tostring(n('v', 0) + 1))
     return {'ok', '', '0'}
   elseif op == 'update' then
     if a[1] ~= s.v then return {'stale', '', '0'} end
@@ -221,7 +247,7 @@ end
 
 -- The operations, one after another on the one state: name, the count of its arguments, the arguments.
 local result = {0}
-local i = 7
+local i = 8
 while i <= #ARGV do
   local count = tonumber(ARGV[i + 1])
   local a = {}
@@ -297,6 +323,7 @@ def learned_from(fields: Mapping[str, str], store_now: float) -> Learned:
         probe_from=_within(_number(fields, "pf", store_now), store_now - 10 * MAX_WINDOW_SECONDS, store_now + 1),
         header_cap=_within_or_none(_optional(fields, "hc"), MIN_RATE, MAX_RATE),
         window=_within_or_none(_optional(fields, "w"), 0.001, MAX_WINDOW_SECONDS),
+        limit=whole(fields, "lim") or None,
         last_reset=_optional(fields, "lr"),
         pause_until=pause_until,
         paused_by=paused_by,
@@ -325,6 +352,7 @@ def _values(learned: Learned) -> dict[str, str]:
         "pf": f"{learned.probe_from:.6f}",
         "hc": "" if learned.header_cap is None else f"{learned.header_cap:.6f}",
         "w": "" if learned.window is None else f"{learned.window:.6f}",
+        "lim": "" if learned.limit is None else str(learned.limit),
         "lr": "" if learned.last_reset is None else f"{learned.last_reset:.6f}",
         "pu": f"{learned.pause_until:.6f}",
         "ea": f"{max(_NEVER, learned.episode_at):.6f}",

@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import itertools
 import json
+import logging
 import subprocess
 import sys
 import textwrap
@@ -24,9 +25,10 @@ import pytest
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
+from airflow_provider_analytics.wire._learning import RECOVER_SECONDS
 from airflow_provider_analytics.wire._shared_limiter import SharedLimiter, SharedTurn
 from airflow_provider_analytics.wire._steps import Sleep, StoreCall
-from airflow_provider_analytics.wire._store_link import store_key
+from airflow_provider_analytics.wire._store_link import STORE_RECHECK_SECONDS, store_key
 from airflow_provider_analytics.wire._throttle import RateLimiter
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
 from airflow_provider_analytics.wire.config import RateLimitStore
@@ -195,3 +197,94 @@ def test_keys_name_no_token_and_two_tokens_keep_their_limits_apart(
     for token in (sandbox.token, LIMITED_TOKEN):
         for form in (token, hashlib.sha256(token.encode()).hexdigest()):
             assert not any(form in key for key in keys)
+
+
+def _paced_fleet(redis_server: RedisServer) -> tuple[SharedLimiter, SharedLimiter]:
+    """Two processes' limiters of one account, the fleet paced after a refusal the first one was told."""
+    first, second = limiter_pair(redis_server)
+    turn = drive(first.wait_for_turn(None, lambda _at, delay, _pause: delay))
+    drive(first.refused(0.05, turn, time.monotonic(), 120.0, _retry_after()))
+    assert drive(second.wait_for_turn(None, lambda _at, delay, _pause: delay)) is not None
+    assert second.learned.throttled
+    return first, second
+
+
+def _age_the_episode(redis_server: RedisServer, limiter: SharedLimiter, seconds: float) -> None:
+    """The fleet's episode as it stands ``seconds`` later: every time the store keeps moved back that much."""
+    with redis_server.client() as raw:
+        fields = {k.decode(): v.decode() for k, v in raw.hgetall(limiter.keys[0]).items()}
+        raw.hset(limiter.keys[0], mapping={k: f"{float(fields[k]) - seconds:.6f}" for k in ("ld", "ea", "pu", "si")})
+
+
+def test_the_fleet_stops_pacing_after_a_quiet_spell_and_each_end_is_said_once(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A fleet that paced once must not pace for ever (every task process would log it); the WARNING that it paces
+    and the INFO that it stopped are the fleet's, said by one process each, not by each process."""
+    with caplog.at_level(logging.INFO, logger="airflow_provider_analytics.wire"):
+        first, second = _paced_fleet(redis_server)
+        _age_the_episode(redis_server, first, RECOVER_SECONDS + 5)
+        assert drive(second.wait_for_turn(None, lambda _at, delay, _pause: delay)) is not None  # reads the state
+        unpaced = drive(second.wait_for_turn(None, lambda _at, delay, _pause: delay))
+        assert unpaced is not None
+        assert unpaced.number == -1, "the fleet sends at once again"
+        assert not second.learned.throttled
+        again = drive(first.wait_for_turn(None, lambda _at, delay, _pause: delay))
+        assert again is not None
+        assert again.number == -1
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "Rate limited" in r.getMessage()]
+    ended = [r for r in caplog.records if "No longer rate limited" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "every process on this token now paces" in warnings[0].getMessage()
+    assert len(ended) == 1
+    assert ended[0].levelno == logging.INFO
+
+
+def test_a_turn_that_waited_since_the_state_was_read_keeps_the_fleet_paced(redis_server: RedisServer) -> None:
+    first, second = _paced_fleet(redis_server)
+    _age_the_episode(redis_server, first, RECOVER_SECONDS + 5)
+    assert drive(second.wait_for_turn(None, lambda _at, delay, _pause: delay)) is not None  # reads the old state
+    with redis_server.client() as raw:  # meanwhile another process's turn waited: the store wrote when
+        raw.hset(first.keys[0], "ld", f"{float(raw.time()[0]):.6f}")
+    assert drive(second.wait_for_turn(None, lambda _at, delay, _pause: delay)).number >= 0
+    assert second.learned.throttled
+
+
+def test_turns_a_process_took_and_never_asked_for_again_give_their_places_up(redis_server: RedisServer) -> None:
+    """A process killed (or a triggerer stopped) with its waits queued: their turns must not each cost the fleet a
+    turn of its pace once they are overdue."""
+    first, second = _paced_fleet(redis_server)
+    rate = first.learned.rate
+    assert 1.5 / rate < STORE_RECHECK_SECONDS, "a pace at which six turns ahead show in the wait the store tells"
+    for _ in range(5):  # five waits of a process that dies after taking their turns
+        wait = first.wait_for_turn(None, lambda _at, delay, _pause: delay)
+        step = wait.send(None)
+        assert isinstance(step, StoreCall)
+        assert isinstance(wait.send(step.blocking(step.timeout)), Sleep), "told to wait its turn"
+        wait.close()
+    ours = second.wait_for_turn(None, lambda _at, delay, _pause: delay)
+    step = ours.send(None)
+    assert isinstance(step, StoreCall)
+    slept = ours.send(step.blocking(step.timeout))
+    assert isinstance(slept, Sleep)
+    assert slept.seconds >= min(STORE_RECHECK_SECONDS, 4.5 / rate), "behind five live turns, it waits for them"
+    ours.close()
+    with redis_server.client() as raw:  # as it stands when the dead turns are overdue by more than the grace
+        held = raw.zrange(first.keys[3], 0, -1, withscores=True)
+        assert len(held) == 6
+        raw.zadd(first.keys[3], {member: score - 60 for member, score in held})
+    late = SharedLimiter(second.store, store_key("https://api.example.com", "token-a"), RateLimiter("c"))
+    wait = late.wait_for_turn(None, lambda _at, delay, _pause: delay)
+    step = wait.send(None)
+    assert isinstance(step, StoreCall)
+    try:
+        after = wait.send(step.blocking(step.timeout))
+    except StopIteration:  # its turn came at once
+        after = None
+    if after is not None:
+        assert isinstance(after, Sleep)
+        assert after.seconds <= 1.5 / rate, "the six turns nobody asks for any more take no place before it"
+        wait.close()
+    with redis_server.client() as raw:
+        assert raw.zcard(first.keys[3]) <= 1, "no turn held by a process that stopped asking"
+        assert raw.zcard(first.keys[2]) == 6, "each counted as given up"

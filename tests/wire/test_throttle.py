@@ -334,3 +334,25 @@ def test_with_the_headers_a_used_up_window_cuts_this_process_share_and_windows_t
     wall.now = reset + 72.1
     limiter.answered(200, _headers(10, 9, reset + 73), T0 + 73)
     assert limiter.snapshot()["share"] == 1.0
+
+
+def test_a_new_limit_is_a_new_window_to_learn() -> None:
+    """6,000 a minute became 3 a second: the 60 s window learnt for the old limit must not pace the new one at 3 a
+    minute (a soak found the fleet at the least pace there is for the whole phase)."""
+    wall = WallClock(1_800_000_000.0)
+    limiter = RateLimiter("x", wall_clock=wall)
+    reset = 1_800_000_060.0
+    limiter.answered(200, _headers(6000, 5999, reset), T0)
+    wall.now = reset + 0.5
+    limiter.answered(200, _headers(6000, 5999, reset + 60), T0 + 60.5)
+    assert limiter.snapshot()["window"] == 60
+    wall.now += 1.2
+    reset = float(int(wall.now) + 1)
+    limiter.answered(200, _headers(3, 1, reset), T0 + 61.7)  # the new limit, its window nearly used up
+    assert limiter.throttled
+    wall.now = reset + 0.3
+    limiter.answered(200, _headers(3, 2, reset + 1), T0 + 62.5)
+    assert limiter.snapshot()["window"] == 1
+    header_cap = limiter.snapshot()["header_cap"]
+    assert header_cap is not None
+    assert header_cap > 1.0, "paced at what one-second windows of 3 allow, not at 3 a minute"
