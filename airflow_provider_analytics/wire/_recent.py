@@ -1,21 +1,30 @@
-"""How many answers succeeded in the last second: the rate a first refusal came at (``_throttle.py``)."""
+"""How many events came in the last second, in the busiest second of the last few, and at what rate over the last
+few: the rate a first refusal came at (``_throttle.py``), a process's share of the fleet's sends
+(``_shared_limiter.py``)."""
 
 from __future__ import annotations
 
-BUCKETS = 10  # of 0.1 s each
+BUCKETS = 10  # of 0.1 s each: a second
+# Seconds remembered for the busiest second: an answer (or a refusal) comes a while after its request was let go
+# (a connection pool's queue, a busy event loop), so the second before a refusal may hold none of the requests
+# that led to it.
+REMEMBERED = 3
 
 
 class LastSecondCount:
-    """Events of the last second, counted in ten buckets of 0.1 s: ten integers, whatever the rate.
+    """Events of the last seconds, counted in buckets of 0.1 s: thirty integers, whatever the rate.
 
     Not locked: the limiter calls it under its lock, or, not throttled, from one event loop (a count lost to a
     race between a sync client's threads only makes a first refusal's rate a little low).
+
+    :param remembered: seconds remembered.
     """
 
-    __slots__ = ("_at", "_buckets")
+    __slots__ = ("_at", "_buckets", "_kept")
 
-    def __init__(self) -> None:
-        self._buckets = [0] * BUCKETS
+    def __init__(self, remembered: int = REMEMBERED) -> None:
+        self._kept = BUCKETS * remembered
+        self._buckets = [0] * self._kept
         self._at = 0  # the newest bucket counted in (tenths of a second of the caller's clock)
 
     def add(self, now: float) -> None:
@@ -24,23 +33,47 @@ class LastSecondCount:
         :param now: monotonic seconds.
         """
         bucket = self._move(now)  # before indexing: moving may put a new list in place
-        self._buckets[bucket % BUCKETS] += 1
+        self._buckets[bucket % self._kept] += 1
 
     def total(self, now: float) -> float:
         """Events in the second before ``now``.
 
         :param now: monotonic seconds.
         """
-        self._move(now)
-        return float(sum(self._buckets))
+        newest = self._move(now)
+        return float(sum(self._buckets[(newest - back) % self._kept] for back in range(BUCKETS)))
+
+    def busiest(self, now: float) -> float:
+        """The most events in any second of the seconds remembered before ``now``.
+
+        :param now: monotonic seconds.
+        """
+        newest = self._move(now)
+        ordered = [self._buckets[(newest - back) % self._kept] for back in range(self._kept)]
+        window = most = sum(ordered[:BUCKETS])
+        for back in range(BUCKETS, self._kept):
+            window += ordered[back] - ordered[back - BUCKETS]
+            most = max(most, window)
+        return float(most)
+
+    def rate(self, now: float) -> float:
+        """Events per second over the seconds remembered: their count over the time since the first (a second at
+        least).
+
+        :param now: monotonic seconds.
+        """
+        newest = self._move(now)
+        ordered = [self._buckets[(newest - back) % self._kept] for back in range(self._kept)]
+        oldest = max((back for back, count in enumerate(ordered) if count), default=0)
+        return sum(ordered) / max(1.0, (oldest + 1) / BUCKETS)
 
     def _move(self, now: float) -> int:
-        """Empty the buckets that fell out of the last second; the bucket ``now`` falls in."""
+        """Empty the buckets that fell out of what is remembered; the bucket ``now`` falls in."""
         bucket = int(now * BUCKETS)
-        if bucket - self._at >= BUCKETS:
-            self._buckets = [0] * BUCKETS
+        if bucket - self._at >= self._kept:
+            self._buckets = [0] * self._kept
         else:
             for stale in range(self._at + 1, bucket + 1):
-                self._buckets[stale % BUCKETS] = 0
+                self._buckets[stale % self._kept] = 0
         self._at = max(self._at, bucket)
-        return bucket
+        return max(bucket, self._at)

@@ -14,7 +14,7 @@ trip), run one after another on the one state, each answered, then the state aft
   :data:`~._store_link.HELD_GRACE_SECONDS` of when it was told to is given up for it (a process that died).
 - ``recover``: pacing ends, if nothing was learnt and no turn waited since the asker read the state (when it ends
   is ``_learning.Learned.recovers``).
-- ``peek``: the state, and how many requests the fleet sent in the last second (the rate a refusal came at).
+- ``peek``: the state, and the fleet's sends per second in the last ten seconds (the rate a refusal came at).
 
 The schedule is the one of ``_pace.LocalQueue``: turn k may go at ``atm + (k - at) / qr``, and no span of
 ``SPAN`` seconds holds more sends than the pace allows (the list of recent send times). Times are the store's own
@@ -238,11 +238,15 @@ local function run(op, a)
     put('v', tostring(n('v', 0) + 1))
     return {'ok', '', '0'}
   end
-  local recent = 0
+  -- The fleet's sends per second before the refusal: those of the last ten seconds over the time they span (a
+  -- second at least). Not the last second's: a refusal comes a while after its request was let go (a connection
+  -- pool's queue, a busy event loop), and a burst let go at once is answered over seconds.
+  local count, oldest = 0, now
   for _, sent in ipairs(redis.call('LRANGE', sends, 0, -1)) do
-    if (tonumber(sent) or 0) > now - 1 then recent = recent + 1 end
+    local t = tonumber(sent) or 0
+    if t > now - 10 and t <= now + 1 then count = count + 1; oldest = math.min(oldest, t) end
   end
-  return {'peek', '', tostring(recent)}
+  return {'peek', '', f(count / math.max(1, now - oldest))}
 end
 
 -- The operations, one after another on the one state: name, the count of its arguments, the arguments.

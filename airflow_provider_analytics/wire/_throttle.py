@@ -74,6 +74,9 @@ class RateLimiter:
         self._queue = LocalQueue()
         self._regrown_at = 0.0  # when the pace last followed the probe curve
         self._successes = LastSecondCount()  # the rate a first refusal came at
+        # ... or, when none of this process's requests succeeded in the last seconds (other processes took the
+        # window), the rate it asked at: a refusal that came at "nothing" would hold the pace at its least for minutes.
+        self._asked = LastSecondCount(remembered=10)
         # Figures for the log lines and for snapshot().
         self.refusals = 0
         self._refused_at_start = 0
@@ -89,6 +92,8 @@ class RateLimiter:
         :param now: monotonic seconds.
         :param kept: the turn of a request that was just refused: it keeps its place instead of going to the end.
         """
+        if kept is None:
+            self._asked.add(now)
         if not self.throttled:
             return None
         if kept is not None:
@@ -188,7 +193,7 @@ class RateLimiter:
         :param source: what asked for the pause (for metrics, the log line and errors).
         """
         with self._lock:
-            came_at = self._successes.total(now)
+            came_at = self._successes.busiest(now) or self._asked.rate(now)
             self._apply(self.learned.refused(pause, sent_at, now, max_pause, source, came_at, self._wall_clock()), now)
             self.refusals += 1
 

@@ -115,7 +115,9 @@ def test_retry_after_zero_cannot_make_it_spin() -> None:
         now = now if turn is None else go(limiter, turn, now)
         limiter.refused(0.0, sent_at=now, now=now, max_pause=120)
         now += 0.001
-    assert limiter.snapshot()["rate"] == MIN_RATE
+    # Nothing was ever accepted: the pace starts from the rate the requests were asked at (about one a second
+    # here) and never grows past it while refusals go on.
+    assert MIN_RATE <= limiter.snapshot()["rate"] < 1.5
     assert now - T0 > 30 * MIN_PAUSE
 
 
@@ -356,3 +358,16 @@ def test_a_new_limit_is_a_new_window_to_learn() -> None:
     header_cap = limiter.snapshot()["header_cap"]
     assert header_cap is not None
     assert header_cap > 1.0, "paced at what one-second windows of 3 allow, not at 3 a minute"
+
+
+def test_a_process_whose_requests_were_all_refused_paces_at_the_rate_it_asked() -> None:
+    """Other processes on the token took the window: none of this one's requests succeeded. The rate its refusal came
+    at is the rate it asked at, not nothing (which held such a process at the least pace for minutes, its waits
+    starved, while the others' grew)."""
+    limiter = RateLimiter("x")
+    for i in range(20):  # twenty requests asked for over a second, answered (refused) two seconds later
+        assert limiter.take_turn(T0 + i * 0.05) is None
+    limiter.refused(1.0, sent_at=T0 + 1.0, now=T0 + 3.0, max_pause=120)
+    assert limiter.throttled
+    rate = limiter.snapshot()["rate"]
+    assert 5.0 <= rate <= 20.0, rate
