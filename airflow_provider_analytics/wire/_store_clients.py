@@ -23,7 +23,16 @@ if TYPE_CHECKING:
     import redis
     import redis.asyncio
 
-__all__ = ["AsyncStoreLeases", "ScriptBatch", "blocking_client", "close_store_clients", "load_redis", "ping"]
+__all__ = [
+    "STORE_FAILURES",
+    "AsyncStoreLeases",
+    "ScriptBatch",
+    "blocking_client",
+    "close_store_clients",
+    "cut_off_after",
+    "load_redis",
+    "ping",
+]
 
 # Connections an asyncio client keeps to the store: a thousand waits of a triggerer asking at once share them (a round
 # trip is a fraction of a millisecond, and a loop's calls go in batches), and a command waits for a free one within
@@ -31,6 +40,21 @@ __all__ = ["AsyncStoreLeases", "ScriptBatch", "blocking_client", "close_store_cl
 # that waits for another's connection would count its wait for the GIL as the store's slowness.
 POOL_CONNECTIONS = 4
 THREAD_CONNECTIONS = 256
+
+# What a store's answer or its failure can raise: the store away, slow, damaged (values out of range, replies nested
+# without end), or not Redis at all. Each puts this process on its own limiter (redis-py's own errors come too).
+STORE_FAILURES: tuple[type[BaseException], ...] = (
+    TimeoutError,
+    OSError,
+    ValueError,
+    TypeError,
+    IndexError,
+    KeyError,
+    AttributeError,
+    OverflowError,
+    RecursionError,
+    UnicodeError,
+)
 
 _lock = threading.Lock()
 _blocking: dict[RateLimitStore, redis.Redis] = {}
@@ -108,6 +132,26 @@ def blocking_client(store: RateLimitStore, timeout: float, connect_timeout: floa
                 pool = _pool(redis, store, timeout, connect_timeout, False)
                 client = _blocking[store] = redis.Redis(connection_pool=pool)
     return client
+
+
+def cut_off_after(client: redis.Redis, seconds: float, call: Callable[[], Any]) -> Any:
+    """``call`` (a command of the blocking ``client``), cut off after ``seconds``.
+
+    A socket's timeout bounds each read, not the reply: a store (or a proxy in front of it) that sends a byte now and
+    then would hold the thread as long as it likes. When the time is up, the client's connections are closed, which
+    ends the read with an error (those of other threads too: a store that slow is away for them as well).
+
+    :param client: the blocking client ``call`` uses.
+    :param seconds: the most the call may take.
+    :param call: the command.
+    """
+    watchdog = threading.Timer(seconds, client.connection_pool.disconnect)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        return call()
+    finally:
+        watchdog.cancel()
 
 
 class AsyncStoreLeases:
@@ -231,7 +275,7 @@ class ScriptBatch:
                 continue
             try:
                 answers = await self._send([args for args, _ in batch])
-            except (OSError, TimeoutError, _import_redis().RedisError, ValueError) as error:
+            except (*STORE_FAILURES, _import_redis().RedisError) as error:  # a reply nested without end, too
                 for _, answer in batch:
                     if not answer.done():
                         answer.set_exception(error)

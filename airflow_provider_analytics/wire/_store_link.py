@@ -23,7 +23,14 @@ from typing import Any
 from airflow_provider_analytics.wire._deadline import current_call_deadline
 from airflow_provider_analytics.wire._pace import MIN_RATE, SENT_LOG_MAX, SPAN_SECONDS
 from airflow_provider_analytics.wire._steps import Reply, Step, StoreCall, StoreFailed
-from airflow_provider_analytics.wire._store_clients import AsyncStoreLeases, ScriptBatch, blocking_client, load_redis
+from airflow_provider_analytics.wire._store_clients import (
+    STORE_FAILURES,
+    AsyncStoreLeases,
+    ScriptBatch,
+    blocking_client,
+    cut_off_after,
+    load_redis,
+)
 from airflow_provider_analytics.wire._store_script import MAX_PAUSE_HELD, SCRIPT, SCRIPT_SHA, one_answer, split_answers
 from airflow_provider_analytics.wire.config import RateLimitStore
 
@@ -49,24 +56,12 @@ FIRST_STORE_SECONDS = 2.0
 # is not held by an event loop, and a store that takes this long for a sub-millisecond script is away. A call whose
 # deadline is nearer than this may end that much after it when the store is slow, never later.
 BLOCKING_STORE_SECONDS = 0.5
+# A blocking round trip's whole reply is cut off this long after its budget (or its socket's timeout, if longer).
+WATCHDOG_SLACK_SECONDS = 0.25
 # A store call's deadline that fires this much later than it was due was held by a busy event loop, not by the store:
 # the call is made again, up to LATE_TRIES times in all (a process starting a thousand waits holds its loop seconds).
 LOOP_HELD_SECONDS = 0.1
 LATE_TRIES = 3
-# What a store's answer or its failure can raise: the store away, slow, damaged (values out of range, replies nested
-# without end), or not Redis at all. Each puts this process on its own limiter (redis-py's own errors come too).
-STORE_FAILURES: tuple[type[BaseException], ...] = (
-    TimeoutError,
-    OSError,
-    ValueError,
-    TypeError,
-    IndexError,
-    KeyError,
-    AttributeError,
-    OverflowError,
-    RecursionError,
-    UnicodeError,
-)
 # What the script answers for one operation (anything else is a store that is not running it).
 ANSWERS = frozenset({"go", "wait", "void", "ok", "stale", "peek"})
 # The least a turn told to wait sleeps before it asks again: a store that says "wait 0" cannot make it spin.
@@ -183,15 +178,20 @@ class StoreLink:
         return client.evalsha(SCRIPT_SHA, len(self.keys), *self.keys, *args)
 
     def _blocking(self, operation: list[str]) -> Callable[[float], Any]:
+        def script(client: Any) -> Any:
+            try:
+                return self._script(client, [operation])
+            except _redis_module().exceptions.NoScriptError:  # a new or restarted store: load it once
+                client.script_load(SCRIPT)
+                return self._script(client, [operation])
+
         def call(seconds: float) -> Any:
             try:
                 client = blocking_client(self.store, BLOCKING_STORE_SECONDS, FIRST_STORE_SECONDS)
-                try:
-                    return self._script(client, [operation])
-                except _redis_module().exceptions.NoScriptError:  # a new or restarted store: load it once
-                    client.script_load(SCRIPT)
-                    return self._script(client, [operation])
-            except (TimeoutError, OSError, _redis_error()) as error:
+                # The socket's timeout bounds each read; the watchdog bounds the reply (a store that trickles bytes).
+                return cut_off_after(client, max(seconds, BLOCKING_STORE_SECONDS) + WATCHDOG_SLACK_SECONDS,
+                                     lambda: script(client))  # fmt: skip
+            except (*STORE_FAILURES, _redis_error()) as error:  # a read cut off mid-reply may raise anything here
                 return StoreFailed(error)
 
         return call
@@ -210,7 +210,7 @@ class StoreLink:
                     # answer may be waiting unread. One more try tells a busy loop from a store that is away.
                     if attempt == LATE_TRIES or loop.time() - deadline < LOOP_HELD_SECONDS:
                         return StoreFailed(error)
-                except (OSError, ValueError, _redis_error()) as error:
+                except (*STORE_FAILURES, _redis_error()) as error:
                     return StoreFailed(error)
             return StoreFailed(TimeoutError())  # pragma: no cover - the loop returns in its last try
 

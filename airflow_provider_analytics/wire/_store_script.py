@@ -98,6 +98,10 @@ local latest = now + tonumber(ARGV[6])
 if n('pu', 0) > latest then put('pu', f(latest)) end
 if n('sv', 0) > n('nt', 0) then put('sv', tostring(n('nt', 0))) end
 if n('at', 0) > n('nt', 0) then put('at', tostring(n('nt', 0))) end
+-- The list of send times never holds more than MAX_SENT (a longer one was not written by this script).
+if redis.call('TYPE', sends).ok == 'list' and redis.call('LLEN', sends) > MAX_SENT then
+  redis.call('LTRIM', sends, -MAX_SENT, -1)
+end
 -- A waiting turn whose asker did not ask again when told to (its process died, was killed or stopped with its
 -- waits queued) is given up, as its asker would have: its place goes to the turns after it.
 local lapsed = redis.call('ZRANGEBYSCORE', held, '-inf', now, 'LIMIT', 0, 200)

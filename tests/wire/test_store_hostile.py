@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -156,3 +157,98 @@ def test_a_damaged_state_never_raises_and_huge_or_unknown_fields_are_not_read_ba
         epoch = limiter.epoch
         assert drive(limiter.wait_for_turn(None, lambda _at, delay, _pause: delay)) is not None
         assert limiter.epoch != epoch, "a state from a clock ahead of the store's starts afresh"
+
+
+class HostileStore:
+    """A TCP server at the store's address that answers PING, every command but the script's with +OK, and the script's
+    with ``reply`` (bytes) or, when ``reply`` is ``None``, a byte now and then for as long as it runs."""
+
+    def __init__(self, reply: bytes | None) -> None:
+        self.reply = reply
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.stopped = threading.Event()
+        self.threads = [threading.Thread(target=self._accept)]
+        self.threads[0].start()
+
+    def _accept(self) -> None:
+        self.server.settimeout(0.1)
+        while not self.stopped.is_set():
+            try:
+                peer, _ = self.server.accept()
+            except TimeoutError:
+                continue
+            thread = threading.Thread(target=self._serve, args=(peer,))
+            self.threads.append(thread)
+            thread.start()
+
+    def _serve(self, peer: socket.socket) -> None:
+        peer.settimeout(0.1)
+        with peer:
+            while not self.stopped.is_set():
+                try:
+                    data = peer.recv(65536)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                if not data:
+                    return
+                if b"PING" in data.upper():
+                    peer.sendall(b"+PONG\r\n")
+                elif b"EVALSHA" not in data.upper():
+                    peer.sendall(b"+OK\r\n" * max(1, data.count(b"*")))
+                elif self.reply is not None:
+                    peer.sendall(self.reply)
+                else:
+                    for byte in b"*3\r\n$2\r\ngo\r\n" * 1000:
+                        if self.stopped.wait(0.2):
+                            return
+                        try:
+                            peer.sendall(bytes([byte]))
+                        except OSError:
+                            return
+
+    def close(self) -> None:
+        self.stopped.set()
+        for thread in self.threads:
+            thread.join()
+        self.server.close()
+
+
+@pytest.mark.parametrize(
+    "reply", [None, b"*1\r\n" * 100_000 + b"+x\r\n"], ids=["a byte every 0.2 s", "a reply nested 100,000 deep"]
+)
+def test_a_store_that_trickles_or_nests_its_reply_is_left_on_both_transports(
+    sandbox: SandboxServer, reply: bytes | None
+) -> None:
+    """A store (or a proxy in front of it) that trickles its reply held a blocking call for as long as it liked: a
+    socket's timeout bounds each read, not the reply. A reply nested without end raised RecursionError in the
+    asyncio client. Either way the call goes, on the process's own limiter."""
+    store = HostileStore(reply)
+    config = make_config(sandbox, rate_limit_store=RateLimitStore(host="127.0.0.1", port=store.port))
+    outcome: dict[str, object] = {}
+
+    def blocking() -> None:
+        with AnalyticsClient(config) as client:
+            client.call(endpoints.list_charts())
+            assert client.shared_limiter is not None
+            outcome["blocking left the store"] = not client.shared_limiter.usable(time.monotonic())
+
+    async def trigger() -> None:
+        async with AsyncAnalyticsClient(config) as client:
+            await client.call(endpoints.list_charts())
+            assert client.shared_limiter is not None
+            outcome["asyncio left the store"] = not client.shared_limiter.usable(time.monotonic())
+
+    try:
+        thread = threading.Thread(target=blocking)
+        thread.start()
+        thread.join(timeout=30)  # a liveness bound: without the watchdog the trickle holds it for 40 minutes
+        alive = thread.is_alive()
+        asyncio.run(trigger())
+    finally:
+        store.close()
+    thread.join()
+    assert not alive, "the blocking call was held by the store"
+    assert outcome == {"blocking left the store": True, "asyncio left the store": True}

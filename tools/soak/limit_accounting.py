@@ -72,8 +72,9 @@ GAVE_UP_ON_THE_LIMIT = (b"RateLimitedError", b"429 rate_limited")
 PAUSED_PAST_THE_POLL = b"its turn would come after this call's deadline"
 # The provider's log lines (wire/_throttle.py, wire/_shared_limiter.py): a process starts pacing the token on its
 # own, or through the rate limit store (the fleet's pace, at INFO in each process; the fleet's WARNING is said once,
-# by the process that started it); stops pacing (its own limiter, or the fleet's: said once); a poll was not sent because its turn did not come before the poll's deadline (the trigger
-# polls again later); the store did not answer (the process paces on its own for a while), and answered again.
+# by the process that started it); stops pacing (its own limiter, or the fleet's: said once); a poll was not sent
+# because its turn did not come before the poll's deadline (the trigger polls again later); the store did not answer
+# (the process paces on its own for a while), and answered again.
 THROTTLE_LINES = {"started alone": b"this process now paces that token's requests at",
                   "started through the store": b"every process on this token paces its requests at",
                   "ended": b"No longer rate limited at",
