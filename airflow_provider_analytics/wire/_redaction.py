@@ -34,13 +34,11 @@ from typing import Any, AnyStr, Generic
 from urllib.parse import quote, quote_plus
 
 from airflow_provider_analytics.wire._secret_rule import secret_values
+from airflow_provider_analytics.wire._text_credentials import BEARER
 
 MASK = "***"
 # Shorter secrets would mask ordinary words; a real token is far longer (Airflow's own masker skips them too).
 MIN_SECRET_LENGTH = 5
-# A credential in the Authorization header's own shape, whoever's it is; the scheme is kept ("Bearer ***").
-# At least 8 characters, so that prose such as "send a Bearer token" stays as written.
-_BEARER = r"(?P<scheme>(?i:bearer)[ \t]+)[A-Za-z0-9\-._~+/=]{8,}"
 
 # Characters JSON has outside its strings. A "secret" made of these alone (a number such as a TTL of 86400 under
 # "token_ttl", "false" under "use_token") would be masked in a body's numbers and literals, breaking the JSON:
@@ -50,8 +48,10 @@ _JSON_SYNTAX = frozenset("0123456789+-.eEtruefalsn ,:[]{}\t\r\n")
 _STANDARD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 _URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
-_BEARER_TEXT = re.compile(_BEARER)
-_BEARER_BYTES = re.compile(_BEARER.encode())
+# A credential in the Authorization header's own shape, whoever's it is (the one rule's, _text_credentials.BEARER):
+# the scheme is kept ("Bearer ***"); at least 8 characters, so that prose such as "send a Bearer token" stays.
+_BEARER_TEXT = re.compile(BEARER)
+_BEARER_BYTES = re.compile(BEARER.encode())
 
 
 @dataclass(frozen=True)
