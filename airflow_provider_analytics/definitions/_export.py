@@ -43,6 +43,7 @@ from airflow_provider_analytics.definitions._export_values import (
     connection_written,
     free_form_written,
     no_credentials,
+    no_known_secrets,
     reference_connection_id,
     reference_variable_key,
 )
@@ -237,6 +238,7 @@ def _fields(kind: Kind, item: Mapping[str, Any], naming: Mapping[Kind, _Naming],
             "configuration": free_form_written(item.get("configuration"), "configuration", item, said),
         }
     no_credentials({"name": item["name"], **fields}, where)
+    no_known_secrets({"name": item["name"], **fields}, item["id"], LABELS[kind])
     return fields
 
 

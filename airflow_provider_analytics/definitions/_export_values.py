@@ -24,6 +24,7 @@ from airflow_provider_analytics.definitions._compare import is_masked
 from airflow_provider_analytics.definitions._model import LABELS, MAX_DEPTH, is_secret_field
 from airflow_provider_analytics.definitions._problems import one_line
 from airflow_provider_analytics.definitions._references import LITERAL, needs_literal
+from airflow_provider_analytics.wire._redaction import holds_remembered, scrub_text
 from airflow_provider_analytics.wire._secret_rule import Path, map_secrets, secret_units
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 
@@ -32,6 +33,7 @@ __all__ = [
     "connection_written",
     "free_form_written",
     "no_credentials",
+    "no_known_secrets",
     "reference_connection_id",
     "reference_variable_key",
 ]
@@ -84,9 +86,44 @@ def no_credentials(fields: Mapping[str, Any], where: str) -> None:
     found = sorted({str(path[0]) for path in secret_units({k: v for k, v in fields.items() if k not in free})})
     if found:
         raise UnexpectedResponseError(
-            f"the platform's {where} holds a credential (a URL's or DSN's password) in its {', '.join(found)}, which"
-            " definitions can neither keep out of the files nor refer to: remove it on the platform, or export the"
-            " other objects (kinds=, names=)"
+            f"the platform's {where} holds a credential (a URL's or DSN's password, a Bearer token, a header's or an"
+            f" assignment's secret) in its {', '.join(found)}, which definitions can neither keep out of the files"
+            " nor refer to: remove it on the platform, or export the other objects (kinds=, names=)"
+        )
+
+
+def no_known_secrets(fields: Mapping[str, Any], ident: str, label: str) -> None:
+    """Refuse an exported object that holds, anywhere, a secret this process knows (the analytics connection's token,
+    a secret it was handed to send), where the one rule sees none: the listings are read as the platform holds them
+    (data, never masked), and a file must get neither the secret nor ``***`` in its place.
+
+    :param fields: the object's fields as exported (its name included; references and escapes in place).
+    :param ident: its id, which names it in the message (its name may be what holds the secret).
+    :param label: its kind, as messages say it.
+    :raises UnexpectedResponseError: naming the object's id and the first field that holds one, never the value.
+    """
+    pending: list[tuple[Any, str]] = [(value, str(key)) for key, value in fields.items()]
+    while pending:  # a loop: the values nest up to the definitions' limit, checked before this
+        value, path = pending.pop()
+        if isinstance(value, str) and holds_remembered(value):
+            found = path
+        elif isinstance(value, Mapping):
+            keys = [key for key in value if isinstance(key, str) and holds_remembered(key)]
+            if not keys:
+                pending += [(item, f"{path}.{key}") for key, item in value.items()]
+                continue
+            found = f"a key of {path}"
+        else:
+            if isinstance(value, list):
+                pending += [(item, f"{path}[{index}]") for index, item in enumerate(value)]
+            continue
+        raise UnexpectedResponseError(
+            scrub_text(
+                f"the platform's {label} {ident} holds, in {one_line(found)[:200]}, the text of a secret this task"
+                " knows (the analytics connection's token, or a secret it was given to send), which an export never"
+                " writes, neither as it is nor masked: remove it on the platform, or export the other objects"
+                " (kinds=, names=)"
+            )
         )
 
 

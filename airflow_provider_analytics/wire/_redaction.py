@@ -177,6 +177,17 @@ def scrub_text(text: str) -> str:
     return _scrub(text, _BEARER_TEXT, _known_text, _TEXT_MARKS)
 
 
+def holds_remembered(text: str) -> bool:
+    """Whether ``text`` holds a remembered secret, in any of the encodings :func:`scrub_text` masks (not the
+    ``Bearer`` shape, which the one rule counts: ``_secret_rule.py``). For data that must not carry one whole, where
+    a mask would be wrong: an export refuses such a value rather than write the secret, or ``***`` in its place.
+
+    :param text: a text the platform answered.
+    """
+    pattern = _known_text.pattern
+    return pattern is not None and pattern.search(text) is not None
+
+
 def scrub_body(body: bytes) -> bytes:
     """:func:`scrub_text` on a body's raw bytes: one pass however large the body.
 
