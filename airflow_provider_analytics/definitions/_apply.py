@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from airflow_provider_analytics.connection._config import register_secret_values, register_secrets
+from airflow_provider_analytics.definitions._allowed import SecretSources, check_sources
 from airflow_provider_analytics.definitions._compare import kept_layout
 from airflow_provider_analytics.definitions._digests import DigestKey, key_body
 from airflow_provider_analytics.definitions._load import DefinitionsSource, load_definitions
@@ -63,13 +64,7 @@ from airflow_provider_analytics.definitions._model import (
 from airflow_provider_analytics.definitions._plan import Change, Pending, Plan, Ref, make_plan
 from airflow_provider_analytics.definitions._problems import Problems, one_line
 from airflow_provider_analytics.definitions._read import read_existing
-from airflow_provider_analytics.definitions._references import (
-    SecretResolver,
-    SecretSources,
-    check_sources,
-    resolve_references,
-    with_values,
-)
+from airflow_provider_analytics.definitions._references import SecretResolver, resolve_references, with_values
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Call, Sender
 from airflow_provider_analytics.wire._conditional import send_update

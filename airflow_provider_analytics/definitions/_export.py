@@ -37,6 +37,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_provider_analytics.definitions._allowed import DEFAULT_OWN_CONNECTIONS
 from airflow_provider_analytics.definitions._compare import PLACED
 from airflow_provider_analytics.definitions._export_values import (
     Said,
@@ -114,12 +115,18 @@ def checked_filters(kinds: object, names: object) -> tuple[tuple[Kind, ...], fro
     return chosen, frozenset(listed_names)
 
 
-def export_definitions(existing: Existing, kinds: Collection[Kind], names: Collection[str] | None) -> Exported:
+def export_definitions(
+    existing: Existing,
+    kinds: Collection[Kind],
+    names: Collection[str] | None,
+    own: Collection[str] = DEFAULT_OWN_CONNECTIONS,
+) -> Exported:
     """The platform's objects of ``kinds`` (those named ``names``, when given) as definitions.
 
     :param existing: what the platform's four listings answered.
     :param kinds: which kinds to export.
     :param names: only objects of these names; ``None``: every object.
+    :param own: the ids of the connections the provider itself uses, which no reference written names.
     :raises UnexpectedResponseError: a value no definition can hold (nesting beyond the definitions' limit).
     """
     notes: list[str] = []
@@ -136,7 +143,7 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
         chosen.sort(key=lambda item: (item["name"], item["id"]))
         entries = []
         for item in chosen:
-            entry = {"name": item["name"], **_fields(kind, item, naming, Said(left_out, referred, escaped))}
+            entry = {"name": item["name"], **_fields(kind, item, naming, Said(left_out, referred, escaped, own))}
             if naming[kind].shared(item["name"]):
                 entry["id"] = item["id"]
             entries.append(entry)

@@ -16,10 +16,11 @@ platform, so (``_export``'s docstring says it for users):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_analytics.definitions._allowed import DEFAULT_OWN_CONNECTIONS
 from airflow_provider_analytics.definitions._compare import is_masked
 from airflow_provider_analytics.definitions._model import LABELS, MAX_DEPTH, is_secret_field
 from airflow_provider_analytics.definitions._problems import one_line
@@ -47,21 +48,27 @@ _MOST_SLUG = 60
 @dataclass(frozen=True)
 class Said:
     """Where an export's values are noted, one phrase per object: references to variables (``left_out``) and to
-    connections (``referred``), values escaped as literals (``escaped``)."""
+    connections (``referred``), values escaped as literals (``escaped``); and the connections no reference names
+    (``own``: the provider's own, ``_allowed.py``)."""
 
     left_out: list[str]
     referred: list[str]
     escaped: list[str]
+    own: Collection[str] = DEFAULT_OWN_CONNECTIONS
 
 
-def reference_connection_id(name: str, ident: str) -> str:
-    """The Airflow connection a data source's exported secret fields refer to: ``analytics_<its name as a slug>``.
+def reference_connection_id(name: str, ident: str, own: Collection[str] = DEFAULT_OWN_CONNECTIONS) -> str:
+    """The Airflow connection a data source's exported secret fields refer to: ``analytics_<its name as a slug>``;
+    for a name that would give a connection the provider itself uses (a data source named ``Default`` would give
+    ``analytics_default``, whose password is the API token), ``analytics_<slug>_<its id>``.
 
     :param name: the data source's name.
     :param ident: its id (the slug when the name has no letter or digit).
+    :param own: the ids of the connections the provider itself uses.
     """
     slug = _NOT_SLUG.sub("_", name.lower()).strip("_")[:_MOST_SLUG].strip("_")
-    return f"analytics_{slug or ident.lower()}"
+    conn_id = f"analytics_{slug or ident.lower()}"
+    return f"{conn_id}_{ident.lower()}" if conn_id in own else conn_id
 
 
 def reference_variable_key(name: str, ident: str, path: str) -> str:
@@ -139,7 +146,7 @@ def connection_written(item: Mapping[str, Any], where: str, said: Said) -> objec
         return {}
     if not isinstance(held, Mapping):
         return held  # refused by the check of the result
-    conn_id = reference_connection_id(item["name"], item["id"])
+    conn_id = reference_connection_id(item["name"], item["id"], said.own)
     written: dict[str, Any] = {}
     escaped: list[str] = []
     for key in sorted(held):

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from airflow_provider_analytics.definitions._allowed import DEFAULT_OWN_CONNECTIONS
 from airflow_provider_analytics.definitions._export import Exported, export_definitions
 from airflow_provider_analytics.definitions._load import load_definitions
 from airflow_provider_analytics.definitions._model import LABELS, MAX_DEPTH, Kind
@@ -83,7 +84,14 @@ def _nested_too_deep(fields: Iterable[Any]) -> bool:
     return False
 
 
-def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | None, log: Any = _LOG) -> Exported:
+def export(
+    sender: Sender,
+    kinds: Collection[Kind],
+    names: Collection[str] | None,
+    log: Any = _LOG,
+    *,
+    own: Collection[str] = DEFAULT_OWN_CONNECTIONS,
+) -> Exported:
     """Read the platform (four listings) and export; the export is planned against what was read, and every note
     (and any object that would not plan as unchanged) is logged at WARNING.
 
@@ -91,10 +99,12 @@ def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | Non
     :param kinds: which kinds to export (:func:`checked_filters`).
     :param names: only objects of these names; ``None``: every object.
     :param log: where the summary (INFO) and the notes (WARNING) go: a logger, or a hook's ``self.log``.
+    :param own: the ids of the connections the provider itself uses, which no reference the export writes names
+        (``_allowed.py``).
     :raises AnalyticsInputError: a name in ``names`` that no object of ``kinds`` has.
     """
     existing = read_existing(sender)
-    exported = export_definitions(existing, kinds, names)
+    exported = export_definitions(existing, kinds, names, own)
     if names is not None:
         found = {entry["name"] for entries in exported.definitions.values() for entry in entries}
         missing = sorted(set(names) - found)
