@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from airflow_provider_analytics.connection._config import register_secret_values, register_secrets
+from airflow_provider_analytics.connection._masking import register_secret_values, register_secrets
 from airflow_provider_analytics.definitions._allowed import SecretSources, check_sources
 from airflow_provider_analytics.definitions._compare import kept_layout
 from airflow_provider_analytics.definitions._digests import DigestKey, key_body
