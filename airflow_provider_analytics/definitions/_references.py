@@ -29,6 +29,7 @@ from typing import Any, Literal
 from airflow_provider_analytics.definitions._files import type_name
 from airflow_provider_analytics.definitions._model import ChartDef, DataSourceDef, Definition, SecretRef, WorkflowDef
 from airflow_provider_analytics.definitions._problems import Problems
+from airflow_provider_analytics.definitions._secret_budget import SecretBudget
 
 __all__ = [
     "CONNECTION_FIELDS",
@@ -307,10 +308,12 @@ def resolve_references(
     :param definitions: the objects an apply creates.
     :param resolver: reads one reference; ``None`` when the caller has no way to (a refusal if any is needed).
     :raises AnalyticsInputError: a reference that cannot be read, naming the object, the field and what is
-        missing (nothing written).
+        missing, or whose value is over its budget (``_secret_budget.py``: bytes, depth, what JSON carries), naming
+        what to change (nothing written).
     """
     problems = Problems("The definitions' secrets from Airflow")
     resolved: dict[tuple[str, str], dict[tuple[str | int, ...], Any]] = {}
+    budget = SecretBudget()
     for definition in definitions:
         field, value = free_form_of(definition)
         for path, ref in refs_of(value):
@@ -319,8 +322,9 @@ def resolve_references(
                 problems.add(f"{where}: refers to {ref}, and this apply was given no way to read Airflow's secrets")
                 continue
             read = resolver(ref)
-            if isinstance(read, Missing):
-                problems.add(f"{where}: {read.reason}")
+            problem = read.reason if isinstance(read, Missing) else budget.problem(read, path)
+            if problem is not None:
+                problems.add(f"{where}: {problem if isinstance(read, Missing) else f'{ref} {problem}'}")
             else:
                 resolved.setdefault((definition.kind, definition.name), {})[path] = read
     problems.raise_if_any()
