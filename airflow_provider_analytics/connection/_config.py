@@ -14,7 +14,7 @@ import ipaddress
 import logging
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -324,44 +324,6 @@ def masked_config(conn: Any, store_conn: Any = None) -> ClientConfig:
         mask_secret(config.rate_limit_store.password)
     quiet_httpx_request_lines()
     return config
-
-
-def register_secrets(value: Any) -> None:
-    """Hide every secret of ``value`` from now on, before it is sent: in what the platform says back (the wire
-    scrubber, ``wire/_redaction.py``) and in every log line Airflow writes (its secrets masker).
-
-    Which values are secret is the one rule of :func:`~airflow_provider_analytics.wire._redaction.is_secret_key`
-    (docs/hook.md, "Secrets"): the values under a secret-looking key at any depth, and a URL's password.
-    ``mask_secret`` comes from common-compat, which finds it on every supported release (``airflow.sdk.log`` on
-    3.x, ``airflow.utils.log.secrets_masker`` on 2.11): no difference for ``version_compat.py`` to hold.
-
-    :param value: a data source's connection, chart options, a workflow's configuration or inputs, a report's
-        parameters: anything the provider is handed to send.
-    """
-    from airflow.providers.common.compat.sdk import mask_secret
-
-    from airflow_provider_analytics.wire._redaction import remember_secrets
-
-    for secret in remember_secrets(value):
-        mask_secret(secret)
-
-
-def register_secret_values(values: Iterable[Any]) -> None:
-    """Hide each of ``values`` from now on, whatever key it is sent under: the scrubber and Airflow's masker, as
-    :func:`register_secrets` does for the values under secret-looking keys.
-
-    A connection field read from an Airflow connection or variable (``definitions/_references.py``) is a secret
-    because the user kept it in Airflow, even under a key such as ``host``; so is every string inside one (an
-    extra may hold JSON).
-
-    :param values: the values read, before any is sent.
-    """
-    from airflow.providers.common.compat.sdk import mask_secret
-
-    from airflow_provider_analytics.wire._redaction import remember_all
-
-    for secret in remember_all(values):
-        mask_secret(secret)
 
 
 def quiet_httpx_request_lines() -> None:

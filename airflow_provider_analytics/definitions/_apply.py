@@ -47,7 +47,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from airflow_provider_analytics.connection._config import register_secret_values, register_secrets
+from airflow_provider_analytics.connection._masking import register_secret_values, register_secrets
+from airflow_provider_analytics.definitions._allowed import SecretSources, check_sources
 from airflow_provider_analytics.definitions._compare import kept_layout
 from airflow_provider_analytics.definitions._digests import DigestKey, key_body
 from airflow_provider_analytics.definitions._load import DefinitionsSource, load_definitions
@@ -63,18 +64,13 @@ from airflow_provider_analytics.definitions._model import (
 from airflow_provider_analytics.definitions._plan import Change, Pending, Plan, Ref, make_plan
 from airflow_provider_analytics.definitions._problems import Problems, one_line
 from airflow_provider_analytics.definitions._read import read_existing
-from airflow_provider_analytics.definitions._references import (
-    SecretResolver,
-    SecretSources,
-    check_sources,
-    resolve_references,
-    with_values,
-)
+from airflow_provider_analytics.definitions._references import SecretResolver, resolve_references, with_values
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Call, Sender
 from airflow_provider_analytics.wire._conditional import send_update
 from airflow_provider_analytics.wire._contract import ID_PATTERN
 from airflow_provider_analytics.wire._progress import InfoLog
+from airflow_provider_analytics.wire._redaction import scrub_text
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
 
 if TYPE_CHECKING:
@@ -118,7 +114,7 @@ def plan_definitions(
     check_sources([d for kind in KINDS for d in definitions.of_kind(kind)], secret_sources or SecretSources())
     register_secrets(definitions.free_form())  # before the first request, for the masker's log lines too
     plan = make_plan(definitions, read_existing(sender), key)
-    log.info("%s", plan.table())
+    log.info("%s", scrub_text(plan.table()))  # the table quotes the listings, which were read unmasked
     return plan
 
 
@@ -204,9 +200,11 @@ def apply_plan(
         raise AnalyticsInputError(f"key_seed must be a non-empty string, got {key_seed!r}")
     if plan.blocked:
         listed = "\n".join(f"  - {LABELS[c.kind]} {one_line(c.name)!r}: {one_line(c.detail)}" for c in plan.blocked)
-        raise AnalyticsInputError(
-            f"The plan has {len(plan.blocked)} object(s) that differ from the platform's and that the API cannot"
-            f" update, so nothing was applied (no write sent):\n{listed}"
+        raise AnalyticsInputError(  # masked: the rows quote the platform's listings, read unmasked
+            scrub_text(
+                f"The plan has {len(plan.blocked)} object(s) that differ from the platform's and that the API cannot"
+                f" update, so nothing was applied (no write sent):\n{listed}"
+            )
         )
     writes = [change for change in plan.changes if change.action in ("create", "update")]
     writes.sort(key=lambda change: KINDS.index(change.kind))  # dependency order, whatever order the plan lists
@@ -290,22 +288,26 @@ def _built(
 
 
 def _call(change: Change, body: dict[str, Any], key: str) -> Call[Any]:
-    """The one request of a create or update, as the request builders make it (and check it)."""
+    """The one request of a create or update, as the request builders make it (and check it); its answer is read
+    unmasked, as data: :func:`_checked_answer` compares it with what was sent."""
     layout = cast("list[LayoutItem]", body.get("layout", []))
+    call: Call[Any]
     if change.kind == "dashboard" and change.action == "update":
         assert change.id is not None
-        return endpoints.update_dashboard(
+        call = endpoints.update_dashboard(
             change.id, body["name"], body["description"], body["tags"], layout, if_match=change.version
         )
-    if change.kind == "dashboard":
-        return endpoints.create_dashboard(body["name"], body["description"], body["tags"], layout, key)
-    if change.kind == "data_source":
-        return endpoints.connect_data_source(body["name"], body["type"], body["connection"], key)
-    if change.kind == "chart":
-        return endpoints.create_chart(
+    elif change.kind == "dashboard":
+        call = endpoints.create_dashboard(body["name"], body["description"], body["tags"], layout, key)
+    elif change.kind == "data_source":
+        call = endpoints.connect_data_source(body["name"], body["type"], body["connection"], key)
+    elif change.kind == "chart":
+        call = endpoints.create_chart(
             body["name"], body["type"], body["data_source_id"], body["query"], body["options"], key
         )
-    return endpoints.create_workflow(body["name"], body["configuration"], body["description"], key)
+    else:
+        call = endpoints.create_workflow(body["name"], body["configuration"], body["description"], key)
+    return call.unmasked()
 
 
 def _send(sender: Sender, change: Change, call: Call[Any], body: dict[str, Any], log: InfoLog) -> Any:

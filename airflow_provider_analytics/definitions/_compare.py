@@ -2,16 +2,17 @@
 
 No I/O. Values here are plain JSON as the platform answered them, and definitions as ``_load`` checked them.
 A connection's values never leave this module: a differing connection field is reported as :data:`HIDDEN`.
-Nor does any other secret: a definition is compared as the platform's masked answers read it (:func:`as_seen`),
-and a secret by the one rule (``wire/_secret_rule.py``), in any section, is shown only as :data:`SECRET_CHANGED`
-or :data:`SECRET_KEPT` (:func:`without_secret_values`), in the plan's table and in its XCom value.
+Nor does any other secret: a definition is compared with the platform's answers as they were sent (``_read``
+reads them unmasked: they are data), and a secret by the one rule (``wire/_secret_rule.py``), in any section, is
+shown only as :data:`SECRET_CHANGED` or :data:`SECRET_KEPT` (:func:`without_secret_values`), in the plan's table
+and in its XCom value.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_analytics.definitions._model import (
@@ -26,7 +27,7 @@ from airflow_provider_analytics.definitions._model import (
     is_secret_field,
     without_secrets,
 )
-from airflow_provider_analytics.wire._redaction import MASK, scrub_text, scrub_value
+from airflow_provider_analytics.wire._redaction import MASK
 from airflow_provider_analytics.wire._secret_rule import Path, map_secrets, mask_credentials, secret_units
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 
@@ -38,7 +39,6 @@ __all__ = [
     "FieldChange",
     "Pending",
     "Ref",
-    "as_seen",
     "describe",
     "describe_hidden",
     "differences",
@@ -266,24 +266,6 @@ def describe(change: FieldChange) -> str:
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(jsonable(value), ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def as_seen(definition: Definition) -> Definition:
-    """The definition as the platform's answers are read: every remembered secret masked (wire/_redaction.py).
-
-    The provider remembers a definition's secrets before its first request, so the listings it compares with
-    come back with them masked (``***``). Compared as written, a workflow whose configuration holds an
-    ``api_token`` would differ from the platform's at every run; compared as seen, the same secret on both sides
-    is no difference, and one the platform holds that the definition does not is (shown ``(secret changed)``).
-    """
-    if isinstance(definition, DataSourceDef):
-        return replace(definition, connection=scrub_value(definition.connection))
-    if isinstance(definition, ChartDef):
-        return replace(definition, query=scrub_text(definition.query), options=scrub_value(definition.options))
-    if isinstance(definition, WorkflowDef):
-        seen = scrub_value(definition.configuration)
-        return replace(definition, configuration=seen, description=scrub_text(definition.description))
-    return definition
 
 
 def without_secret_values(change: FieldChange) -> FieldChange:

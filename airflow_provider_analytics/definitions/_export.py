@@ -37,12 +37,14 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_provider_analytics.definitions._allowed import DEFAULT_OWN_CONNECTIONS
 from airflow_provider_analytics.definitions._compare import PLACED
 from airflow_provider_analytics.definitions._export_values import (
     Said,
     connection_written,
     free_form_written,
     no_credentials,
+    no_known_secrets,
     reference_connection_id,
     reference_variable_key,
 )
@@ -113,12 +115,18 @@ def checked_filters(kinds: object, names: object) -> tuple[tuple[Kind, ...], fro
     return chosen, frozenset(listed_names)
 
 
-def export_definitions(existing: Existing, kinds: Collection[Kind], names: Collection[str] | None) -> Exported:
+def export_definitions(
+    existing: Existing,
+    kinds: Collection[Kind],
+    names: Collection[str] | None,
+    own: Collection[str] = DEFAULT_OWN_CONNECTIONS,
+) -> Exported:
     """The platform's objects of ``kinds`` (those named ``names``, when given) as definitions.
 
     :param existing: what the platform's four listings answered.
     :param kinds: which kinds to export.
     :param names: only objects of these names; ``None``: every object.
+    :param own: the ids of the connections the provider itself uses, which no reference written names.
     :raises UnexpectedResponseError: a value no definition can hold (nesting beyond the definitions' limit).
     """
     notes: list[str] = []
@@ -135,7 +143,7 @@ def export_definitions(existing: Existing, kinds: Collection[Kind], names: Colle
         chosen.sort(key=lambda item: (item["name"], item["id"]))
         entries = []
         for item in chosen:
-            entry = {"name": item["name"], **_fields(kind, item, naming, Said(left_out, referred, escaped))}
+            entry = {"name": item["name"], **_fields(kind, item, naming, Said(left_out, referred, escaped, own))}
             if naming[kind].shared(item["name"]):
                 entry["id"] = item["id"]
             entries.append(entry)
@@ -237,6 +245,7 @@ def _fields(kind: Kind, item: Mapping[str, Any], naming: Mapping[Kind, _Naming],
             "configuration": free_form_written(item.get("configuration"), "configuration", item, said),
         }
     no_credentials({"name": item["name"], **fields}, where)
+    no_known_secrets({"name": item["name"], **fields}, item["id"], LABELS[kind])
     return fields
 
 

@@ -9,8 +9,9 @@ What an export writes is what an apply reads:
   checked together as one apply of the folder checks them (``_load.load_documents``: every value, the budget the
   files share). A file over the limit, or one the reader refuses, fails the export before anything is written,
   never a success that the next apply refuses.
-- **A text no file can carry** (a lone UTF-16 surrogate the platform answered) fails the export naming the object
-  and the field, not the YAML the user never wrote.
+- **A value no file can carry** (a lone UTF-16 surrogate the platform answered, an integer beyond what JSON
+  carries exactly) fails the export naming the object and the field, not the YAML the user never wrote; a text
+  holding U+0085, a line break to YAML 1.1, is written double-quoted (``\\N``) so that it reads back as itself.
 - **Every file has a name one can see**: a name is written as a slug of its ASCII letters and digits
   (``Weekly revenue`` is ``weekly-revenue.yaml``); one without any (``売上``), or one whose slug another name
   shares, gets a short digest of the name too (``workflow-3b0c44298fc1.yaml``, ``sales-7d1a2b3c4d5e.yaml``): the
@@ -31,8 +32,9 @@ from typing import Any
 
 from airflow_provider_analytics.definitions._files import read_document
 from airflow_provider_analytics.definitions._load import load_documents
-from airflow_provider_analytics.definitions._model import KINDS, LABELS, SECTIONS
+from airflow_provider_analytics.definitions._model import KINDS, LABELS, MAX_INTEGER, SECTIONS
 from airflow_provider_analytics.definitions._problems import Problems, one_line
+from airflow_provider_analytics.definitions._schemas import shown
 from airflow_provider_analytics.wire._request_json import Unsendable, measure, shown_path
 
 __all__ = ["SPLITS", "ExportFile", "definition_files", "written_by_an_export"]
@@ -93,7 +95,11 @@ def definition_files(definitions: Mapping[str, list[dict[str, Any]]], split_by: 
         if back is None:
             continue
         if back != document:  # PyYAML writing a value that reads back as another: a bug, caught here
-            problems.add(f"{file.path}: does not read back as what was exported; please report this as a bug")
+            problems.add(
+                f"{file.path}: does not read back as what was exported ({_first_difference(document, back)}), which"
+                " no value the checks above refuse explains: leave that object out (names=) or change the value on"
+                " the platform, and report it as a bug, with the value's characters"
+            )
         read.append((file.path, back))
     problems.raise_if_any()
     # Every value, and the budget the files share, as an apply of the whole folder checks them.
@@ -122,16 +128,50 @@ def written_by_an_export(data: bytes) -> bool:
 
 
 def _check_text(section: str, entry: Mapping[str, Any], problems: Problems) -> None:
-    """Record a text of ``entry`` that no file can carry (a lone UTF-16 surrogate), naming the object and field."""
+    """Record a value of ``entry`` that no definitions file can carry, naming the object and field: a text with a
+    lone UTF-16 surrogate, or an integer beyond what JSON carries exactly (which the reader refuses)."""
     error = measure(entry, 1 << 62, strict=False)  # a walk of every text; no size is too large here
-    if isinstance(error, Unsendable):
+    found = (shown_path(error.path), error.problem) if isinstance(error, Unsendable) else _inexact_integer(entry)
+    if found is not None:
         name = entry.get("name")
         shown = one_line(name.encode("utf-8", "backslashreplace").decode())[:100] if isinstance(name, str) else "?"
         label = _LABEL_OF.get(section, section).replace("-", " ")
         problems.add(
-            f"the platform's {label} {shown!r}: {shown_path(error.path)}: {error.problem}. No definitions file can"
-            " carry it: change it on the platform, or leave the object out (names=, kinds=)"
+            f"the platform's {label} {shown!r}: {found[0]}: {found[1]}. No definitions file can carry it: change it"
+            " on the platform, or leave the object out (names=, kinds=)"
         )
+
+
+def _inexact_integer(entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Where ``entry`` holds an integer beyond +/-(2**53 - 1), and what to do; walked with a stack of its own."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(entry, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
+            return shown_path(path), (
+                f"is {shown(value)}, beyond the integers JSON carries exactly (-(2**53 - 1) to 2**53 - 1), which"
+                " definitions refuse (a platform or tool that reads numbers as doubles would change it silently);"
+                " store it as a string"
+            )
+        if isinstance(value, Mapping):
+            stack += [(item, (*path, str(key))) for key, item in value.items()]
+        elif isinstance(value, list):
+            stack += [(item, (*path, index)) for index, item in enumerate(value)]
+    return None
+
+
+def _first_difference(written: Any, back: Any) -> str:
+    """Where the first value that read back as another is, and its type each way (never the values)."""
+    stack: list[tuple[Any, Any, tuple[str | int, ...]]] = [(written, back, ())]
+    while stack:
+        one, other, path = stack.pop()
+        if isinstance(one, Mapping) and isinstance(other, Mapping) and one.keys() == other.keys():
+            stack += [(one[key], other[key], (*path, str(key))) for key in one]
+        elif isinstance(one, list) and isinstance(other, list) and len(one) == len(other):
+            stack += [(a, b, (*path, index)) for index, (a, b) in enumerate(zip(one, other, strict=True))]
+        elif one != other:
+            return f"at {shown_path(path) or 'the top'}: {type(one).__name__} written, {type(other).__name__} read"
+    return "somewhere"
 
 
 def _documents(definitions: Mapping[str, list[dict[str, Any]]], split_by: str) -> list[tuple[str, dict[str, Any]]]:
@@ -169,6 +209,21 @@ def _name_digest(name: str) -> str:
 def _rendered(document: dict[str, Any]) -> bytes:
     import yaml  # type: ignore[import-untyped]  # PyYAML (installed with Airflow) ships no type information
 
-    body: str = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    class Dumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML is untyped
+        """PyYAML's safe dumper, writing a text that holds U+0085 (NEL) double-quoted, where it is escaped ``\\N``.
+
+        YAML 1.1 counts NEL as a line break, and PyYAML writes it as one, raw, inside a plain or single-quoted
+        scalar, where the reader folds a line break into a space: ``"a\\x85b"`` came back as ``"a b"`` (issue 44, F7).
+        Double-quoted, it reads back as itself.
+        """
+
+    def text(dumper: Any, data: str) -> Any:
+        style = '"' if "\x85" in data else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+    Dumper.add_representer(str, text)
+    body: str = yaml.dump(
+        document, Dumper=Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
+    )
     content = body.encode("utf-8")
     return (_HEADER + _DIGEST_LINE.format(hashlib.sha256(content).hexdigest())).encode() + content

@@ -16,14 +16,16 @@ platform, so (``_export``'s docstring says it for users):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_analytics.definitions._allowed import DEFAULT_OWN_CONNECTIONS
 from airflow_provider_analytics.definitions._compare import is_masked
 from airflow_provider_analytics.definitions._model import LABELS, MAX_DEPTH, is_secret_field
 from airflow_provider_analytics.definitions._problems import one_line
 from airflow_provider_analytics.definitions._references import LITERAL, needs_literal
+from airflow_provider_analytics.wire._redaction import holds_remembered, scrub_text
 from airflow_provider_analytics.wire._secret_rule import Path, map_secrets, secret_units
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 
@@ -32,6 +34,7 @@ __all__ = [
     "connection_written",
     "free_form_written",
     "no_credentials",
+    "no_known_secrets",
     "reference_connection_id",
     "reference_variable_key",
 ]
@@ -45,21 +48,27 @@ _MOST_SLUG = 60
 @dataclass(frozen=True)
 class Said:
     """Where an export's values are noted, one phrase per object: references to variables (``left_out``) and to
-    connections (``referred``), values escaped as literals (``escaped``)."""
+    connections (``referred``), values escaped as literals (``escaped``); and the connections no reference names
+    (``own``: the provider's own, ``_allowed.py``)."""
 
     left_out: list[str]
     referred: list[str]
     escaped: list[str]
+    own: Collection[str] = DEFAULT_OWN_CONNECTIONS
 
 
-def reference_connection_id(name: str, ident: str) -> str:
-    """The Airflow connection a data source's exported secret fields refer to: ``analytics_<its name as a slug>``.
+def reference_connection_id(name: str, ident: str, own: Collection[str] = DEFAULT_OWN_CONNECTIONS) -> str:
+    """The Airflow connection a data source's exported secret fields refer to: ``analytics_<its name as a slug>``;
+    for a name that would give a connection the provider itself uses (a data source named ``Default`` would give
+    ``analytics_default``, whose password is the API token), ``analytics_<slug>_<its id>``.
 
     :param name: the data source's name.
     :param ident: its id (the slug when the name has no letter or digit).
+    :param own: the ids of the connections the provider itself uses.
     """
     slug = _NOT_SLUG.sub("_", name.lower()).strip("_")[:_MOST_SLUG].strip("_")
-    return f"analytics_{slug or ident.lower()}"
+    conn_id = f"analytics_{slug or ident.lower()}"
+    return f"{conn_id}_{ident.lower()}" if conn_id in own else conn_id
 
 
 def reference_variable_key(name: str, ident: str, path: str) -> str:
@@ -84,9 +93,44 @@ def no_credentials(fields: Mapping[str, Any], where: str) -> None:
     found = sorted({str(path[0]) for path in secret_units({k: v for k, v in fields.items() if k not in free})})
     if found:
         raise UnexpectedResponseError(
-            f"the platform's {where} holds a credential (a URL's or DSN's password) in its {', '.join(found)}, which"
-            " definitions can neither keep out of the files nor refer to: remove it on the platform, or export the"
-            " other objects (kinds=, names=)"
+            f"the platform's {where} holds a credential (a URL's or DSN's password, a Bearer token, a header's or an"
+            f" assignment's secret) in its {', '.join(found)}, which definitions can neither keep out of the files"
+            " nor refer to: remove it on the platform, or export the other objects (kinds=, names=)"
+        )
+
+
+def no_known_secrets(fields: Mapping[str, Any], ident: str, label: str) -> None:
+    """Refuse an exported object that holds, anywhere, a secret this process knows (the analytics connection's token,
+    a secret it was handed to send), where the one rule sees none: the listings are read as the platform holds them
+    (data, never masked), and a file must get neither the secret nor ``***`` in its place.
+
+    :param fields: the object's fields as exported (its name included; references and escapes in place).
+    :param ident: its id, which names it in the message (its name may be what holds the secret).
+    :param label: its kind, as messages say it.
+    :raises UnexpectedResponseError: naming the object's id and the first field that holds one, never the value.
+    """
+    pending: list[tuple[Any, str]] = [(value, str(key)) for key, value in fields.items()]
+    while pending:  # a loop: the values nest up to the definitions' limit, checked before this
+        value, path = pending.pop()
+        if isinstance(value, str) and holds_remembered(value):
+            found = path
+        elif isinstance(value, Mapping):
+            keys = [key for key in value if isinstance(key, str) and holds_remembered(key)]
+            if not keys:
+                pending += [(item, f"{path}.{key}") for key, item in value.items()]
+                continue
+            found = f"a key of {path}"
+        else:
+            if isinstance(value, list):
+                pending += [(item, f"{path}[{index}]") for index, item in enumerate(value)]
+            continue
+        raise UnexpectedResponseError(
+            scrub_text(
+                f"the platform's {label} {ident} holds, in {one_line(found)[:200]}, the text of a secret this task"
+                " knows (the analytics connection's token, or a secret it was given to send), which an export never"
+                " writes, neither as it is nor masked: remove it on the platform, or export the other objects"
+                " (kinds=, names=)"
+            )
         )
 
 
@@ -102,7 +146,7 @@ def connection_written(item: Mapping[str, Any], where: str, said: Said) -> objec
         return {}
     if not isinstance(held, Mapping):
         return held  # refused by the check of the result
-    conn_id = reference_connection_id(item["name"], item["id"])
+    conn_id = reference_connection_id(item["name"], item["id"], said.own)
     written: dict[str, Any] = {}
     escaped: list[str] = []
     for key in sorted(held):

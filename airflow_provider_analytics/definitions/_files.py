@@ -119,6 +119,9 @@ def _files(pattern: PathLike, label: str, problems: Problems, seen: set[str]) ->
     if not text.strip():
         problems.add(f"{label}: a path is empty; give a file or a glob such as 'definitions/*.yaml'")
         return []
+    if "\x00" in text:  # os and glob raise ValueError on it, some of them, and glob.glob does
+        problems.add(f"{label}: a path holds a NUL character (\\x00), which no file's path can; remove it")
+        return []
     rendered = _not_a_path(text)
     if rendered is not None:
         problems.add(

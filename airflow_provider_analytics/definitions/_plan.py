@@ -41,7 +41,6 @@ from airflow_provider_analytics.definitions._compare import (
     FieldChange,
     Pending,
     Ref,
-    as_seen,
     describe_hidden,
     differences,
     version_of,
@@ -62,6 +61,7 @@ from airflow_provider_analytics.definitions._model import (
 )
 from airflow_provider_analytics.definitions._problems import Problems, one_line
 from airflow_provider_analytics.definitions._references import reads_of
+from airflow_provider_analytics.wire._redaction import scrub_value
 
 __all__ = [
     "ACTIONS",
@@ -203,8 +203,11 @@ class Plan:
         return "Definitions plan: " + ", ".join(f"{n} {_ACTION_WORDS[a]}" for a, n in self.counts.items())
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-compatible form, for XCom and logs; holds no connection value."""
-        return {
+        """JSON-compatible form, for XCom and logs; holds no connection value. It is output, so every secret this
+        process remembers is masked in it (``wire/_redaction.py``): the rows quote the platform's listings, which a
+        plan reads unmasked (they are data it compares). A reviewed plan is compared in this form with one made
+        again in the same way (``_review.py``)."""
+        plan = {
             "summary": self.summary(),
             "counts": self.counts,
             "writes": self.writes,
@@ -213,6 +216,8 @@ class Plan:
             "secrets": self.secrets,
             "digest_key": self.digest_key,
         }
+        masked: dict[str, Any] = scrub_value(plan)
+        return masked
 
     def table(self) -> str:
         """The plan as fixed-width text: a summary line, one row per object (kind, name, action, detail), then
@@ -303,7 +308,7 @@ def _compare(definition: Definition, current: dict[str, Any] | None, refs: tuple
         detail = _create_detail(definition, refs)
         return Change(kind, definition.name, "create", detail=detail, definition=definition, refs=refs)
     ident = str(current["id"])
-    found, unseen = differences(as_seen(definition), current, refs)
+    found, unseen = differences(definition, current, refs)
     if definition.id is not None and current.get("name") != definition.name:  # found by id: its name may differ
         found = (FieldChange("name", current.get("name"), definition.name), *found)
     fields = tuple(without_secret_values(change) for change in found)

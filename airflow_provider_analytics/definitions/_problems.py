@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from airflow_provider_analytics.wire._redaction import scrub_text
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
 __all__ = ["MAX_PROBLEMS_SHOWN", "Problems", "listed", "one_line", "raise_problems"]
@@ -52,7 +53,8 @@ def raise_problems(lines: Sequence[str], what: str, outcome: str = _NOTHING_CHAN
     if len(lines) > MAX_PROBLEMS_SHOWN:
         shown.append(f"  ... and {len(lines) - MAX_PROBLEMS_SHOWN} more")
     count = f"{len(lines)} problem" + ("" if len(lines) == 1 else "s")
-    raise AnalyticsInputError(f"{what} have {count}; {outcome}:\n" + "\n".join(shown))
+    # Masked: a problem may quote a platform's listing, which a plan reads unmasked (it is data; this is a message).
+    raise AnalyticsInputError(scrub_text(f"{what} have {count}; {outcome}:\n" + "\n".join(shown)))
 
 
 class Problems:

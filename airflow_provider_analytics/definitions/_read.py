@@ -15,6 +15,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from airflow_provider_analytics.definitions._allowed import DEFAULT_OWN_CONNECTIONS
 from airflow_provider_analytics.definitions._export import Exported, export_definitions
 from airflow_provider_analytics.definitions._load import load_definitions
 from airflow_provider_analytics.definitions._model import LABELS, MAX_DEPTH, Kind
@@ -23,7 +24,8 @@ from airflow_provider_analytics.definitions._problems import listed, one_line
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._calls import Sender
 from airflow_provider_analytics.wire._pagination import listing
-from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError
+from airflow_provider_analytics.wire._redaction import scrub_text
+from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
 
 __all__ = ["export", "read_existing"]
 
@@ -37,14 +39,17 @@ def read_existing(sender: Sender) -> Existing:
     :param sender: what sends the requests (a client).
     :raises UnexpectedResponseError: an object without a string ``id``.
     """
-    # Each listing is checked before the next is sent: a malformed answer costs no further request.
-    data_sources = sender.call(endpoints.list_data_sources())
+    # Each listing is checked before the next is sent: a malformed answer costs no further request. Each is read
+    # as the platform sent it (unmasked): it is data a plan compares and an export writes, and masking a secret
+    # remembered from the definitions would rewrite it (a workflow named "churn-scoring" read as "***-scoring"
+    # beside a secret "churn" would be planned as a create at every run). Messages and log lines are masked.
+    data_sources = sender.call(endpoints.list_data_sources().unmasked())
     existing_sources = _objects(data_sources, "data source")
-    charts = sender.call(endpoints.list_charts())
+    charts = sender.call(endpoints.list_charts().unmasked())
     existing_charts = _objects(charts, "chart")
-    dashboards = listing(sender, endpoints.list_dashboards())  # lazy: each page is sent as _objects reads it
+    dashboards = listing(sender, endpoints.list_dashboards().unmasked())  # lazy: each page sent as _objects reads it
     existing_dashboards = _objects(dashboards, "dashboard")
-    workflows = listing(sender, endpoints.list_workflows())
+    workflows = listing(sender, endpoints.list_workflows().unmasked())
     return Existing(existing_sources, existing_charts, existing_dashboards, _objects(workflows, "workflow"))
 
 
@@ -52,11 +57,12 @@ def _objects(items: Iterable[Mapping[str, Any]], label: str) -> tuple[dict[str, 
     objects = tuple(dict(item) if isinstance(item, Mapping) else item for item in items)
     for item in objects:
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            raise UnexpectedResponseError(f"the platform listed a {label} without a string 'id': {item!r:.120}")
+            shown = clean_text(repr(item), 120)  # masked: the listing is not
+            raise UnexpectedResponseError(f"the platform listed a {label} without a string 'id': {shown}")
         if _nested_too_deep(item.values()):
             raise UnexpectedResponseError(
-                f"the platform listed a {label} ({one_line(item['id'])[:64]}, named "
-                f"{one_line(str(item.get('name')))[:100]!r}) holding a value nested more than {MAX_DEPTH} levels "
+                f"the platform listed a {label} ({clean_text(item['id'], 64)}, named "
+                f"{clean_text(repr(item.get('name')), 100)}) holding a value nested more than {MAX_DEPTH} levels "
                 "deep, which definitions can neither hold nor compare: flatten it on the platform"
             )
     return objects
@@ -78,7 +84,14 @@ def _nested_too_deep(fields: Iterable[Any]) -> bool:
     return False
 
 
-def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | None, log: Any = _LOG) -> Exported:
+def export(
+    sender: Sender,
+    kinds: Collection[Kind],
+    names: Collection[str] | None,
+    log: Any = _LOG,
+    *,
+    own: Collection[str] = DEFAULT_OWN_CONNECTIONS,
+) -> Exported:
     """Read the platform (four listings) and export; the export is planned against what was read, and every note
     (and any object that would not plan as unchanged) is logged at WARNING.
 
@@ -86,10 +99,12 @@ def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | Non
     :param kinds: which kinds to export (:func:`checked_filters`).
     :param names: only objects of these names; ``None``: every object.
     :param log: where the summary (INFO) and the notes (WARNING) go: a logger, or a hook's ``self.log``.
+    :param own: the ids of the connections the provider itself uses, which no reference the export writes names
+        (``_allowed.py``).
     :raises AnalyticsInputError: a name in ``names`` that no object of ``kinds`` has.
     """
     existing = read_existing(sender)
-    exported = export_definitions(existing, kinds, names)
+    exported = export_definitions(existing, kinds, names, own)
     if names is not None:
         found = {entry["name"] for entries in exported.definitions.values() for entry in entries}
         missing = sorted(set(names) - found)
@@ -102,8 +117,8 @@ def export(sender: Sender, kinds: Collection[Kind], names: Collection[str] | Non
     notes = [*exported.notes, *_round_trip(exported, existing)]
     counts = ", ".join(f"{len(entries)} {section}" for section, entries in exported.definitions.items())
     log.info("Exported %s", counts)
-    for note in notes:
-        log.warning("%s", note)
+    for note in notes:  # the notes quote the listings, which were read unmasked
+        log.warning("%s", scrub_text(note))
     return Exported(exported.definitions, tuple(notes))
 
 

@@ -12,7 +12,7 @@ written, naming the object, the field and what is missing; no message here ever 
 
 The trust boundary (docs/guides/apply-definitions.md, "Secrets from Airflow"): an apply is where Airflow's secrets
 leave for the platform, so a reference may name only a connection or variable the deployment allowed
-(:class:`SecretSources`, checked by :func:`check_sources` when planning, before any request, and again when
+(``_allowed.SecretSources``, checked by ``_allowed.check_sources`` when planning, before any request, and again when
 applying, before anything is read); and a value the platform wrote is never read as a reference: an export writes
 one of a reference's shape inside the escape ``{$literal: <value>}`` (:data:`LITERAL`), which loading unwraps into
 the plain value, reading nothing inside it.
@@ -21,7 +21,6 @@ the plain value, reading nothing inside it.
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,21 +28,20 @@ from typing import Any, Literal
 
 from airflow_provider_analytics.definitions._files import type_name
 from airflow_provider_analytics.definitions._model import ChartDef, DataSourceDef, Definition, SecretRef, WorkflowDef
-from airflow_provider_analytics.definitions._problems import Problems, one_line
+from airflow_provider_analytics.definitions._problems import Problems
+from airflow_provider_analytics.definitions._secret_budget import SecretBudget
 
 __all__ = [
     "CONNECTION_FIELDS",
-    "DEFAULT_SECRET_SOURCES",
     "LITERAL",
     "MAX_REFERENCE_LENGTH",
     "REFERENCE_KEYS",
     "Missing",
     "SecretResolver",
-    "SecretSources",
-    "check_sources",
     "free_form_of",
     "needs_literal",
     "nested_references_in",
+    "path_text",
     "reads_of",
     "references_in",
     "refs_of",
@@ -60,10 +58,6 @@ MAX_REFERENCE_LENGTH = 250
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 # The escape of a value the platform wrote in a reference's shape: {$literal: <value>} is read as <value>, verbatim.
 LITERAL = "$literal"
-# The connections and variables a reference may name when the analytics connection sets no extra secret_sources:
-# the names an export writes (analytics_<data source name>, analytics_<object name>_<field path>).
-DEFAULT_SECRET_SOURCES = ("analytics_*",)
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 
@@ -80,36 +74,6 @@ class Missing:
 
 # Reads one reference: the value to send, or Missing. The hook layer's is hooks/_airflow_secrets.py.
 SecretResolver = Callable[[SecretRef], Any]
-
-
-@dataclass(frozen=True)
-class SecretSources:
-    """The Airflow connections and variables a definition's reference may name: glob patterns, matched
-    case-sensitively against a connection's id or a variable's key (one list for both).
-
-    :param patterns: the patterns (``fnmatch``: ``*``, ``?``, ``[...]``); empty: no reference is allowed.
-    :param setting: where they come from, for messages: the analytics connection's extra, or the default.
-    """
-
-    patterns: tuple[str, ...] = DEFAULT_SECRET_SOURCES
-    setting: str = "the default (the analytics connection sets no extra 'secret_sources')"
-
-    def allows(self, ref: SecretRef) -> bool:
-        """Whether ``ref`` names a connection or variable these patterns allow. A wildcard matches only a name
-        made of letters, digits, ``_``, ``-`` and ``.`` (no ``..``), the characters of an Airflow connection id: a
-        secrets backend may read ``analytics_x/../aws_default`` as a path to another secret. Any other name is
-        allowed only by a pattern that is that very name.
-
-        :param ref: the reference.
-        """
-        if not _PLAIN_NAME.fullmatch(ref.key) or ".." in ref.key:
-            return ref.key in self.patterns
-        return any(fnmatch.fnmatchcase(ref.key, pattern) for pattern in self.patterns)
-
-    def said(self) -> str:
-        """The patterns and their origin, in a phrase: ``analytics_* (the default ...)``."""
-        patterns = ", ".join(self.patterns) if self.patterns else "nothing"
-        return f"{patterns} ({self.setting})"
 
 
 def _at(path: str, key: str) -> str:
@@ -319,27 +283,6 @@ def needs_literal(value: Mapping[str, Any]) -> bool:
     )
 
 
-def check_sources(definitions: Sequence[Definition], sources: SecretSources) -> None:
-    """Refuse every reference to a connection or variable ``sources`` does not allow, before anything is read.
-
-    :param definitions: every definition loaded (a plan checks them all, whatever it will write).
-    :param sources: what the deployment allows.
-    :raises AnalyticsInputError: naming each such reference, where it is written and the setting.
-    """
-    problems = Problems("The definitions' secrets from Airflow")
-    for definition in definitions:
-        field, value = free_form_of(definition)
-        for path, ref in refs_of(value):
-            if not sources.allows(ref):
-                problems.add(
-                    f"{definition.origin}: {_path_text(field, path)}: refers to {ref}, which the deployment does not"
-                    f" let definitions read: references may name {one_line(sources.said())}. Keep the secret in a"
-                    " connection or variable of an allowed name, or add this one to the analytics connection's"
-                    " extra secret_sources (a list of glob patterns)"
-                )
-    problems.raise_if_any()
-
-
 def reads_of(definition: Definition) -> list[dict[str, str]]:
     """What applying ``definition`` reads from Airflow, in a plan's words: one entry per reference, its place
     (``at``) and what it names (``connection`` and ``field``, or ``variable``); never a value.
@@ -350,7 +293,7 @@ def reads_of(definition: Definition) -> list[dict[str, str]]:
     reads = []
     for path, ref in refs_of(value):
         named = {"variable": ref.key} if ref.source == "variable" else {"connection": ref.key, "field": str(ref.field)}
-        reads.append({"at": _path_text(field, path), **named})
+        reads.append({"at": path_text(field, path), **named})
     return reads
 
 
@@ -365,20 +308,23 @@ def resolve_references(
     :param definitions: the objects an apply creates.
     :param resolver: reads one reference; ``None`` when the caller has no way to (a refusal if any is needed).
     :raises AnalyticsInputError: a reference that cannot be read, naming the object, the field and what is
-        missing (nothing written).
+        missing, or whose value is over its budget (``_secret_budget.py``: bytes, depth, what JSON carries), naming
+        what to change (nothing written).
     """
     problems = Problems("The definitions' secrets from Airflow")
     resolved: dict[tuple[str, str], dict[tuple[str | int, ...], Any]] = {}
+    budget = SecretBudget()
     for definition in definitions:
         field, value = free_form_of(definition)
         for path, ref in refs_of(value):
-            where = f"{definition.origin}: {_path_text(field, path)}"
+            where = f"{definition.origin}: {path_text(field, path)}"
             if resolver is None:
                 problems.add(f"{where}: refers to {ref}, and this apply was given no way to read Airflow's secrets")
                 continue
             read = resolver(ref)
-            if isinstance(read, Missing):
-                problems.add(f"{where}: {read.reason}")
+            problem = read.reason if isinstance(read, Missing) else budget.problem(read, path)
+            if problem is not None:
+                problems.add(f"{where}: {problem if isinstance(read, Missing) else f'{ref} {problem}'}")
             else:
                 resolved.setdefault((definition.kind, definition.name), {})[path] = read
     problems.raise_if_any()
@@ -399,7 +345,12 @@ def free_form_of(definition: Definition) -> tuple[str, Any]:
     return "", {}
 
 
-def _path_text(field: str, path: tuple[str | int, ...]) -> str:
+def path_text(field: str, path: tuple[str | int, ...]) -> str:
+    """Where a value is in a definition, as messages say it: ``configuration.auth.api_token``, ``connection[0]``.
+
+    :param field: the free-form field's name.
+    :param path: keys and indexes inside it.
+    """
     text = field
     for step in path:
         text = f"{text}[{step}]" if isinstance(step, int) else _at(text, step)

@@ -28,6 +28,7 @@ the same deployment key (``digest_key``): when the two keys differ, the failure 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +46,8 @@ MOST_REVIEWED_ROWS = 200_000
 # most the definitions' (MAX_VALUES) and as many of the platform's they are compared with, and a few a row.
 MOST_REVIEWED_DEPTH = MAX_DEPTH + 6
 MOST_REVIEWED_VALUES = 4 * MAX_VALUES
+# An integer a plan could hold (a version, a field's value) has at most a few dozen digits; this is 3,900.
+_MOST_INTEGER_BITS = 13_000
 _WRITING = ("create", "update", "cannot_apply")
 _ROW_FIELDS = {"kind": str, "name": str, "action": str}
 _MOST_SHOWN = 20
@@ -128,12 +131,18 @@ def _rows_of(reviewed: object) -> list[Mapping[str, Any]]:
 
 def _check_bounded(reviewed: object) -> None:
     """Refuse a value nested deeper than :data:`MOST_REVIEWED_DEPTH`, holding more than :data:`MOST_REVIEWED_VALUES`
-    values, or a key that is not text: no plan does, and the comparison below recurses and sorts keys. Walked with
-    a stack of its own, so the check itself recurses at no depth."""
+    values, a key that is not text, or an integer too long for Python to write as text: no plan does, and the
+    comparison below recurses, sorts keys and writes fields as JSON (``int`` to text raises ``ValueError`` past
+    4,300 digits). Walked with a stack of its own, so the check itself recurses at no depth."""
     stack: list[tuple[object, tuple[str | int, ...]]] = [(reviewed, ())]
     count = 1
     while stack:
         value, path = stack.pop()
+        if isinstance(value, int) and value.bit_length() > _MOST_INTEGER_BITS:
+            raise AnalyticsInputError(
+                f"{_where(path)} is an integer of about {int(value.bit_length() * math.log10(2)):,} digits, longer"
+                " than any plan's (Python writes at most 4,300 as text): it is not a plan task's return value"
+            )
         if not isinstance(value, (Mapping, list, tuple)):
             continue
         count += len(value)

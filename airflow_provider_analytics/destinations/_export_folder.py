@@ -40,11 +40,15 @@ class FolderContents:
     :param exported: files an earlier export wrote, unedited since.
     :param others: files it did not write (or that were edited since), each with what it is; links included.
     :param linked_folders: section folders that are links (never written into).
+    :param in_the_way: on a local disk, what stands where a layout writes and no file can replace: a folder named
+        ``<section>.yaml`` (``split_by="kind"`` writes that file), or a file named ``<section>`` (``"object"``
+        writes into that folder); each with what it is and the layout (``kind`` or ``object``).
     """
 
     exported: list[AnyPath] = field(default_factory=list)
     others: list[tuple[AnyPath, str]] = field(default_factory=list)
     linked_folders: list[AnyPath] = field(default_factory=list)
+    in_the_way: list[tuple[AnyPath, str, str]] = field(default_factory=list)
 
 
 def survey(
@@ -62,6 +66,10 @@ def survey(
     names = set(sections)
     for entry, name, kind in _entries(root, local):
         stem, suffix = os.path.splitext(name)
+        if local is not None and stem in names and suffix == ".yaml" and kind == "folder":
+            contents.in_the_way.append((entry, "a folder", "kind"))
+        elif local is not None and name in names and kind in ("file", "other"):
+            contents.in_the_way.append((entry, "a file" if kind == "file" else "not a folder", "object"))
         if stem in names and suffix in SUFFIXES and kind != "folder":
             _sort(entry, local, kind, is_exported, most_bytes, contents)
         elif name in names and kind == "link":

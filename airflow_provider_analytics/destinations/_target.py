@@ -1,8 +1,9 @@
 """Which file a download or an export writes: the destination parsed, its folder made, an existing file refused.
 
-One parse per task step: :meth:`Destination.parse` touches the store (``is_dir()``: a listing on S3), so the
-operator parses once, checks before it waits, and hands the parsed :class:`Destination` to the hook, which
-does not parse it again (:func:`~airflow_provider_analytics.destinations._download.download_report_to`).
+One parse per task step: :meth:`Destination.parse` touches the store (a look at the bucket, and ``is_dir()``: a
+listing on S3), so the operator parses once, checks before it waits, and hands the parsed
+:class:`Destination` to the hook, which does not parse it again
+(:func:`~airflow_provider_analytics.destinations._download.download_report_to`).
 Everything here runs before any byte is written; nothing here writes the file.
 """
 
@@ -58,11 +59,16 @@ class Destination:
             if local is not None:  # written as a local file; reported as the file:// URI it was given as
                 return cls(local, folder_hint or local.is_dir(), file_uri=True)
             filesystem_of(destination, str(destination))
+            _check_bucket(destination)
             return cls(destination, folder_hint or destination.is_dir())
         if isinstance(destination, (str, os.PathLike)):
             text = os.fspath(destination)
             if not isinstance(text, str) or not text.strip():
                 raise AnalyticsInputError(f"destination must be a path or a URI, got {destination!r}")
+            if "\x00" in text:  # the OS (and pathlib's checks) raise ValueError on it
+                raise AnalyticsInputError(
+                    "destination holds a NUL character (\\x00), which no path or URI can: remove it"
+                )
             folder_hint = text.endswith(("/", os.sep))
             if text.startswith("file://"):
                 text = _local_path_of_file_uri(text)
@@ -80,6 +86,7 @@ class Destination:
             except (ValueError, ImportError) as exc:
                 raise unusable(text, exc) from None
             filesystem_of(remote, text)
+            _check_bucket(remote)
             return cls(remote, folder_hint or remote.is_dir())
         raise AnalyticsInputError(
             f"destination must be a local path, a URI such as s3://bucket/key, or an ObjectStoragePath; "
@@ -119,6 +126,27 @@ class Destination:
         A local ``ObjectStoragePath`` destination is reported as its ``file://`` URI, as it was given.
         """
         return f"file://{path}" if self.file_uri else str(path)
+
+
+def _check_bucket(path: AnyPath) -> None:
+    """Refuse a destination whose bucket (or container) does not exist, with one look at the bucket (a ``HEAD`` on
+    S3), while the destination is parsed, before any request to the platform: otherwise the first write found it,
+    after the work was done (an export's listings, a report waited for).
+
+    Only a clear "not found" is refused: a store that does not let this connection look at the bucket (403), or
+    that fails otherwise, is left to the write, which may still be allowed.
+    """
+    bucket = getattr(path, "bucket", "")
+    if not isinstance(bucket, str) or not bucket:
+        return
+    try:
+        path.fs.info(bucket)
+    except FileNotFoundError:
+        raise AnalyticsInputError(
+            f"destination {path}: the bucket {bucket!r} does not exist: create it, or correct the destination"
+        ) from None
+    except Exception:  # no right to look, or an answer this check cannot read: the write will say
+        return
 
 
 def _local_path_of_file_uri(uri: str) -> str:

@@ -48,7 +48,10 @@ def read_airflow_secret(ref: SecretRef) -> Any:
         defined, or the field is unset or empty.
     """
     if ref.source == "variable":
-        value = Variable.get(ref.key, None)  # by position: the default's name differs between releases
+        try:
+            value = Variable.get(ref.key, None)  # by position: the default's name differs between releases
+        except Exception as error:
+            return _unreadable(error, f"Airflow variable {ref.key!r}")
         if value is None or value == "":
             return Missing(
                 f"reads Airflow variable {ref.key!r}, which is not defined (or is empty); define it, or correct"
@@ -58,16 +61,18 @@ def read_airflow_secret(ref: SecretRef) -> Any:
     field = ref.field or "password"
     try:
         connection = BaseHook.get_connection(ref.key)
+        if field in CONNECTION_FIELDS:
+            value = getattr(connection, field, None)
+        else:
+            extra = connection.extra_dejson
+            value = extra.get(field) if isinstance(extra, Mapping) else None
     except AirflowNotFoundException:
         return Missing(
             f"reads field {field!r} of Airflow connection {ref.key!r}, which is not defined; define it, or correct"
             " from_connection"
         )
-    if field in CONNECTION_FIELDS:
-        value = getattr(connection, field, None)
-    else:
-        extra = connection.extra_dejson
-        value = extra.get(field) if isinstance(extra, Mapping) else None
+    except Exception as error:
+        return _unreadable(error, f"field {field!r} of Airflow connection {ref.key!r}")
     if value is None or value == "":
         close = difflib.get_close_matches(field, CONNECTION_FIELDS, n=1, cutoff=0.75)
         hint = f"; did you mean {close[0]!r}?" if close and close[0] != field else ""
@@ -76,3 +81,21 @@ def read_airflow_secret(ref: SecretRef) -> Any:
             f" {', '.join(CONNECTION_FIELDS)}, or a key of its extra){hint}"
         )
     return value
+
+
+def _unreadable(error: Exception, what: str) -> Missing:
+    """The refusal of a value Airflow itself failed on while reading it: its secrets masker, which every release
+    hands what it reads, raises ``UnicodeEncodeError`` for a lone surrogate on Airflow 2.11 (``re2`` cannot take
+    one), or re2's own error class, which has no base to catch it by but ``Exception``, for a value it cannot hold
+    ("pattern too large"); a value nested too deeply for Python's JSON raises ``RecursionError``.
+
+    :raises Exception: ``error`` again when it is none of those (a database or backend that did not answer: a
+        retry may find it).
+    """
+    if not isinstance(error, (ValueError, RecursionError)) and not type(error).__module__.startswith("re2"):
+        raise error
+    return Missing(
+        f"reads {what}, whose value Airflow failed on while reading it ({type(error).__name__}: text UTF-8 cannot"
+        " encode, such as a lone surrogate, a value too large for Airflow 2.11's log masker, or one nested too"
+        " deeply); change the value kept in Airflow"
+    )

@@ -16,9 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_analytics.connection._notes import connection_name
 from airflow_provider_analytics.connection._secret_sources import secret_sources_of
+from airflow_provider_analytics.connection._store import rate_limit_store_id
 from airflow_provider_analytics.definitions import _apply, _read
+from airflow_provider_analytics.definitions._allowed import (
+    DEFAULT_OWN_CONNECTIONS,
+    DEFAULT_SECRET_SOURCES,
+    SecretSources,
+)
 from airflow_provider_analytics.definitions._export import checked_filters
-from airflow_provider_analytics.definitions._references import DEFAULT_SECRET_SOURCES, SecretSources
 from airflow_provider_analytics.hooks._airflow_secrets import deployment_key, read_airflow_secret
 
 if TYPE_CHECKING:
@@ -28,7 +33,7 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.wire._calls import Sender
     from airflow_provider_analytics.wire._progress import InfoLog
 
-__all__ = ["apply_plan", "export_definitions", "plan_definitions", "secret_sources"]
+__all__ = ["apply_plan", "export_definitions", "own_connections", "plan_definitions", "secret_sources"]
 
 
 def secret_sources(connection: ConnectionLike) -> SecretSources:
@@ -39,9 +44,22 @@ def secret_sources(connection: ConnectionLike) -> SecretSources:
     """
     patterns = secret_sources_of(connection)
     name = connection_name(connection.conn_id)
+    own = own_connections(connection)
     if patterns is None:
-        return SecretSources(DEFAULT_SECRET_SOURCES, f"the default: {name} sets no extra 'secret_sources'")
-    return SecretSources(patterns, f"the extra 'secret_sources' of {name}")
+        return SecretSources(DEFAULT_SECRET_SOURCES, f"the default: {name} sets no extra 'secret_sources'", own)
+    return SecretSources(patterns, f"the extra 'secret_sources' of {name}", own)
+
+
+def own_connections(connection: ConnectionLike) -> frozenset[str]:
+    """The ids of the Airflow connections the provider itself uses: ``analytics_default``, the analytics
+    connection's own id and its rate limit store's (``rate_limit_redis_conn_id``). No definition reads them through
+    a wildcard (``definitions/_allowed.py``), and an export never refers to them.
+
+    :param connection: the analytics connection.
+    """
+    store = rate_limit_store_id(connection)
+    own = {*DEFAULT_OWN_CONNECTIONS, *((connection.conn_id,) if connection.conn_id else ())}
+    return frozenset({*own, store} if store else own)
 
 
 def plan_definitions(client: Sender, connection: ConnectionLike, definitions: DefinitionsSource, log: Any) -> Plan:
@@ -84,14 +102,20 @@ def apply_plan(
 
 
 def export_definitions(
-    client: Sender, kinds: Sequence[str] | None, names: Sequence[str] | None, log: Any
+    client: Sender,
+    connection: ConnectionLike,
+    kinds: Sequence[str] | None,
+    names: Sequence[str] | None,
+    log: Any,
 ) -> dict[str, list[dict[str, Any]]]:
-    """``AnalyticsHook.export_definitions``: the filters checked (before any request), then the export.
+    """``AnalyticsHook.export_definitions``: the filters checked (before any request), then the export, whose
+    references never name a connection the provider itself uses (:func:`own_connections`).
 
     :param client: the hook's client.
+    :param connection: the analytics connection.
     :param kinds: which sections (``None``: all).
     :param names: only the objects of these names (``None``: every object).
     :param log: the hook's logger (the export's notes are WARNINGs).
     """
     chosen, only = checked_filters(kinds, names)
-    return _read.export(client, chosen, only, log).definitions
+    return _read.export(client, chosen, only, log, own=own_connections(connection)).definitions

@@ -11,7 +11,8 @@ the connection form and probe) stays imported inside those methods.
 
 from __future__ import annotations
 
-from airflow_provider_analytics.connection._config import masked_config, register_secrets, store_connection, ui_url_of
+from airflow_provider_analytics.connection._config import masked_config, store_connection, ui_url_of
+from airflow_provider_analytics.connection._masking import register_secrets
 from airflow_provider_analytics.hooks._metrics import report_to_airflow
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire._conditional import send_update

@@ -443,11 +443,9 @@ class AnalyticsHook(AnalyticsBaseHook):
         :param names: only the objects of these names (default: every object).
         :raises AnalyticsInputError: ``kinds`` or ``names`` malformed (before any request), or a name no object has.
         """
-        from airflow_provider_analytics.definitions._export import checked_filters
-        from airflow_provider_analytics.definitions._read import export
+        from airflow_provider_analytics.hooks._definitions import export_definitions
 
-        chosen, only = checked_filters(kinds, names)
-        return export(self.client, chosen, only, self.log).definitions
+        return export_definitions(self.client, self.connection, kinds, names, self.log)
 
     def test_connection(self) -> tuple[bool, str]:
         """Make one cheap authenticated call and say what to change if it fails; never raises, never shows the

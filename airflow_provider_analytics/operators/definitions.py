@@ -332,6 +332,15 @@ class ExportDefinitionsOperator(AnalyticsBaseOperator):
                 " follow links inside its destination (its files would land elsewhere): remove the link, or export"
                 " to the folder it points to"
             )
+        blocking = [
+            f"{where.uri_of(path)} ({what})" for path, what, layout in found.in_the_way if layout == self.split_by
+        ]
+        if blocking:  # overwrite=True replaces files, never a folder (nor a file with a folder)
+            where_it_writes = "writes the file" if self.split_by == "kind" else "writes files into the folder"
+            raise runtime.AnalyticsInputError(
+                f"{_first(blocking)}: the export {where_it_writes} of that name (split_by={self.split_by!r}), which"
+                " no file can replace: move it, or export to another folder"
+            )
         if found.others and not self.overwrite:
             named = [f"{where.uri_of(path)} ({what})" for path, what in found.others]
             raise runtime.AnalyticsInputError(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from airflow_provider_analytics.wire._bodies import loads_json
 from airflow_provider_analytics.wire._contract import HEADER_IDEMPOTENCY_KEY, HEADER_REQUEST_ID
-from airflow_provider_analytics.wire._redaction import may_hide_escapes, scrub_value
+from airflow_provider_analytics.wire._redaction import may_hide_escapes, scrub_text, scrub_value
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError, clean_text
 
 if TYPE_CHECKING:
@@ -24,7 +24,14 @@ MAX_CURSOR_LENGTH = 4096
 
 @dataclass(frozen=True)
 class RequestSpec:
-    """What to send. ``route`` is the path template (used to log deprecations once per route)."""
+    """What to send. ``route`` is the path template (used to log deprecations once per route).
+
+    ``mask_answer``: whether a successful answer is read with every remembered secret masked
+    (``_redaction.py``), as every answer a hook method returns is. ``False`` for an answer that is data the caller
+    compares or writes (the listings a definitions plan or export reads, the answer of an apply's write): masking
+    would rewrite it (a name holding a remembered secret's text would no longer match its object). An error answer
+    is masked either way: it becomes an exception's text.
+    """
 
     method: str
     path: str
@@ -32,6 +39,7 @@ class RequestSpec:
     params: Mapping[str, str | int] | None = None
     json_body: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    mask_answer: bool = True
 
     @property
     def idempotent(self) -> bool:
@@ -46,8 +54,13 @@ class Call(Generic[T]):
     spec: RequestSpec
     parse: Callable[[Any], T]
 
+    def unmasked(self) -> Call[T]:
+        """This call, its successful answer read as the platform sent it (``RequestSpec.mask_answer``)."""
+        return Call(replace(self.spec, mask_answer=False), self.parse)
+
     def decode(self, response: httpx.Response, body: bytes | None) -> T:
-        """The successful answer's body, read as JSON (secrets it spells in escapes masked) and parsed.
+        """The successful answer's body, read as JSON (secrets it spells in escapes masked, unless the answer is
+        data: ``RequestSpec.mask_answer``) and parsed.
 
         :param response: the answer, for its status and the request id errors name.
         :param body: its body, read and bounded (``None`` or empty: no body).
@@ -58,7 +71,7 @@ class Call(Generic[T]):
         content_type = clean_text(response.headers.get("content-type", ""), 200) or None
         try:
             value = loads_json(body) if body else None
-            if body and may_hide_escapes(body):
+            if body and spec.mask_answer and may_hide_escapes(body):
                 value = scrub_value(value)
         except (ValueError, RecursionError):
             raise UnexpectedResponseError(
@@ -70,8 +83,9 @@ class Call(Generic[T]):
         try:
             return self.parse(value)
         except UnexpectedResponseError as exc:
+            # Masked: a parser may quote the answer, which an unmasked call did not mask (a message is text).
             raise type(exc)(
-                f"{spec.method} {spec.path}: {exc}", request_id=request_id, content_type=content_type
+                scrub_text(f"{spec.method} {spec.path}: {exc}"), request_id=request_id, content_type=content_type
             ) from None
 
 
@@ -103,20 +117,26 @@ class Page(Generic[T]):
 class PagedCall(Generic[T]):
     """A cursor-paginated list; :meth:`page` builds the call for one page.
 
-    ``check`` validates what else a page carries (chart data pages carry ``columns``).
+    ``check`` validates what else a page carries (chart data pages carry ``columns``); ``mask_answer`` is each
+    page's (:class:`RequestSpec`).
     """
 
     route: str
     path: str
     page_size: int
     check: Callable[[dict[str, Any]], None] | None = None
+    mask_answer: bool = True
+
+    def unmasked(self) -> PagedCall[T]:
+        """This list, its pages read as the platform sent them (``RequestSpec.mask_answer``)."""
+        return replace(self, mask_answer=False)
 
     def page(self, cursor: str | None) -> Call[Page[T]]:
         """Build the call that fetches the page at ``cursor`` (``None`` for the first)."""
         params: dict[str, str | int] = {"limit": self.page_size}
         if cursor is not None:
             params["cursor"] = _sendable_cursor(cursor, self.path)
-        spec = RequestSpec("GET", self.path, self.route, params=params)
+        spec = RequestSpec("GET", self.path, self.route, params=params, mask_answer=self.mask_answer)
         return Call(spec, self._parse_page)
 
     def _parse_page(self, body: Any) -> Page[T]:

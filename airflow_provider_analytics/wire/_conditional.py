@@ -19,6 +19,7 @@ from airflow_provider_analytics.wire._calls import Call, RequestSpec, Sender
 from airflow_provider_analytics.wire._models import Dashboard
 from airflow_provider_analytics.wire._pagination import listing
 from airflow_provider_analytics.wire._progress import InfoLog
+from airflow_provider_analytics.wire._redaction import scrub_value
 from airflow_provider_analytics.wire.errors import PreconditionFailedError
 
 __all__ = ["expected_version", "holds_update", "send_update"]
@@ -72,7 +73,9 @@ def send_update(sender: Sender, update: Call[Dashboard], dashboard_id: str, log:
     except PreconditionFailedError:
         if expected_version(update.spec) is None:
             raise
-        dashboards = listing(sender, endpoints.list_dashboards())  # one listing, every page, to read the dashboard
+        # One listing, every page, to read the dashboard: as the platform holds it, since it is compared with what
+        # was sent (a remembered secret masked in its description would make the repeat look like a conflict).
+        dashboards = listing(sender, endpoints.list_dashboards().unmasked())
         current = next((item for item in dashboards if item.get("id") == dashboard_id), None)
         if current is None or not holds_update(current, update.spec):
             raise
@@ -82,4 +85,5 @@ def send_update(sender: Sender, update: Call[Dashboard], dashboard_id: str, log:
             dashboard_id,
             current.get("version"),
         )
-        return current
+        # Answered as the update's own answer would have been: masked, unless the caller takes it as data.
+        return scrub_value(current) if update.spec.mask_answer else current

@@ -183,7 +183,9 @@ class BaseAnalyticsClient:
                 reason = f"{reason}: {str(error).split('. ', 1)[0]}"  # what went wrong, and what to check
                 cause = "timeout" if isinstance(error, AnalyticsTimeoutError) else "connection"
             elif isinstance(reply, Answer):
-                if reply.body:  # a JSON answer or an error body: never a report's content, which is streamed
+                # A JSON answer or an error body (never a report's content, which is streamed), masked unless it is a
+                # successful answer the caller takes as data (RequestSpec.mask_answer).
+                if reply.body and (spec.mask_answer or not reply.response.is_success):
                     reply = Answer(reply.response, scrub_body(reply.body))
                 response = reply.response
                 LIFECYCLE_NOTICES.note(spec, response)

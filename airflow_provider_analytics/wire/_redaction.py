@@ -34,13 +34,11 @@ from typing import Any, AnyStr, Generic
 from urllib.parse import quote, quote_plus
 
 from airflow_provider_analytics.wire._secret_rule import secret_values
+from airflow_provider_analytics.wire._text_credentials import BEARER
 
 MASK = "***"
 # Shorter secrets would mask ordinary words; a real token is far longer (Airflow's own masker skips them too).
 MIN_SECRET_LENGTH = 5
-# A credential in the Authorization header's own shape, whoever's it is; the scheme is kept ("Bearer ***").
-# At least 8 characters, so that prose such as "send a Bearer token" stays as written.
-_BEARER = r"(?P<scheme>(?i:bearer)[ \t]+)[A-Za-z0-9\-._~+/=]{8,}"
 
 # Characters JSON has outside its strings. A "secret" made of these alone (a number such as a TTL of 86400 under
 # "token_ttl", "false" under "use_token") would be masked in a body's numbers and literals, breaking the JSON:
@@ -50,27 +48,41 @@ _JSON_SYNTAX = frozenset("0123456789+-.eEtruefalsn ,:[]{}\t\r\n")
 _STANDARD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 _URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
-_BEARER_TEXT = re.compile(_BEARER)
-_BEARER_BYTES = re.compile(_BEARER.encode())
+# A credential in the Authorization header's own shape, whoever's it is (the one rule's, _text_credentials.BEARER):
+# the scheme is kept ("Bearer ***"); at least 8 characters, so that prose such as "send a Bearer token" stays.
+_BEARER_TEXT = re.compile(BEARER)
+_BEARER_BYTES = re.compile(BEARER.encode())
 
 
 @dataclass(frozen=True)
 class _Known(Generic[AnyStr]):
-    """What one pass looks for, in one type (text or bytes): every spelling of every remembered secret, in one
-    alternation of plain literals, and which of those are base64 middles (to grow into their whole run).
+    """What one pass looks for, in one type (text or bytes): every spelling of every remembered secret, the shorter
+    ones in one pattern of plain literals (grouped by their first two characters), the longer ones searched for as
+    they are; and which of those are base64 middles (to grow into their whole run).
 
     Searched apart from the ``Bearer`` pattern: an alternation of literals alone is what the regular expression
-    engine searches fastest; one pattern for both is about five times slower on a 1 MiB body.
+    engine searches fastest; one pattern for both is about five times slower on a 1 MiB body. Grouped, because the
+    engine tries an alternation's branches one by one at every position: 3,200 spellings (800 secrets) took 6 s on
+    a 1.3 MB text as one flat alternation, 0.2 s grouped. Long spellings (over :data:`_LONG_SPELLING` characters, a
+    key file, a certificate) are found with ``str.find``: compiled into the pattern, a 1 MiB secret took 11 s.
     """
 
     pattern: re.Pattern[AnyStr] | None
+    long: tuple[AnyStr, ...]
     runs: dict[AnyStr, frozenset[AnyStr]]  # a base64 middle's spelling -> the alphabet its run extends over
 
 
+_LONG_SPELLING = 4096
 _lock = threading.Lock()
 _secrets: set[str] = set()
-_known_text: _Known[str] = _Known(None, {})
-_known_bytes: _Known[bytes] = _Known(None, {})
+# Every spelling of every remembered secret (base64 middles included), kept as secrets are remembered: each one adds
+# its own, and the search is compiled once, on the next scrub after any was added (not once per secret: remembering
+# 800 secrets one by one took 166 s when each compiled everything again).
+_spellings: set[str] = set()
+_runs: dict[str, frozenset[str]] = {}
+_EMPTY_TEXT: _Known[str] = _Known(None, (), {})
+_EMPTY_BYTES: _Known[bytes] = _Known(None, (), {})
+_known: tuple[_Known[str], _Known[bytes]] | None = (_EMPTY_TEXT, _EMPTY_BYTES)
 
 
 def remember_secrets(value: Any) -> list[str]:
@@ -111,30 +123,78 @@ def remember_secret(secret: str | None) -> None:
     :param secret: an API token or another secret (ignored when empty, shorter than :data:`MIN_SECRET_LENGTH`,
         or made only of characters JSON has outside its strings, such as ``86400`` or ``false``).
     """
-    global _known_text, _known_bytes
+    global _known
     secret = (secret or "").strip()
     if len(secret) < MIN_SECRET_LENGTH or secret in _secrets or set(secret) <= _JSON_SYNTAX:
         return
+    spellings = {spelling for form in _literal_forms(secret) for spelling in _variants(form)}
+    runs: dict[str, frozenset[str]] = {}
+    for middle in _base64_middles(secret):
+        runs.update(dict.fromkeys(_variants(middle), _run_alphabet(middle)))
     with _lock:
         _secrets.add(secret)
-        literals: set[str] = set()
-        runs: dict[str, frozenset[str]] = {}
-        for known in _secrets:
-            literals.update(spelling for form in _literal_forms(known) for spelling in _variants(form))
-            for middle in _base64_middles(known):
-                runs.update(dict.fromkeys(_variants(middle), _run_alphabet(middle)))
-        # Longest first, so a secret that contains another is masked whole.
-        choices = "|".join(re.escape(form) for form in sorted(literals | runs.keys(), key=len, reverse=True))
-        _known_text = _Known(re.compile(choices), runs)
-        _known_bytes = _Known(
-            re.compile(choices.encode()),
-            {middle.encode(): frozenset(char.encode() for char in chars) for middle, chars in runs.items()},
-        )
+        _spellings.update(spellings)
+        _runs.update(runs)
+        _known = None  # compiled again by the next scrub
+
+
+def _current() -> tuple[_Known[str], _Known[bytes]]:
+    """What a scrub looks for now: compiled once after the secrets remembered since the last one."""
+    global _known
+    known = _known
+    if known is not None:
+        return known
+    with _lock:
+        if _known is None:
+            every = _spellings | _runs.keys()
+            short = [spelling for spelling in every if len(spelling) <= _LONG_SPELLING]
+            long = tuple(sorted(every - set(short), key=len, reverse=True))
+            choices = _grouped(short) if short else None
+            _known = (
+                _Known(re.compile(choices) if choices else None, long, dict(_runs)),
+                _Known(
+                    re.compile(choices.encode("utf-8", "surrogatepass")) if choices else None,
+                    tuple(spelling.encode("utf-8", "surrogatepass") for spelling in long),
+                    {
+                        middle.encode("utf-8", "surrogatepass"): frozenset(char.encode() for char in chars)
+                        for middle, chars in _runs.items()
+                    },
+                ),
+            )
+        return _known
+
+
+def _grouped(spellings: list[str], level: int = 0) -> str:
+    """One alternation of ``spellings``, as literals, grouped by first character and, in a large group, by second
+    (``a(?:b(?:cdef|xyz)|q...)|...``): the longest first within each group, so a secret that contains another is
+    masked whole, and the engine tries only the branches of the group whose characters match. Encoded in UTF-8,
+    the same text is the bytes pattern (a character's bytes stay together)."""
+    groups: dict[str, list[str]] = {}
+    for spelling in spellings:
+        groups.setdefault(spelling[:1], []).append(spelling[1:])
+    parts = []
+    for head in sorted(groups, key=lambda head: (not head, head)):  # a spelling that ended here comes last
+        rests = sorted(groups[head], key=len, reverse=True)
+        if head and level == 0 and len(rests) > 8:
+            inner = _grouped(rests, level + 1)
+        else:
+            inner = "|".join(re.escape(rest) for rest in rests)
+        parts.append(f"{re.escape(head)}(?:{inner})")
+    return "|".join(parts)
 
 
 def _literal_forms(secret: str) -> set[str]:
     """The secret as written and URL-encoded (each of the encoders a client or proxy commonly uses)."""
-    return {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), quote_plus(secret, safe="/")}
+    # "surrogatepass": a secret may hold a lone surrogate (a value read from Airflow is refused for it later, but it
+    # is remembered first, and masking must never fail).
+    errors = "surrogatepass"
+    return {
+        secret,
+        quote(secret, safe="", errors=errors),
+        quote(secret, errors=errors),
+        quote_plus(secret, errors=errors),
+        quote_plus(secret, safe="/", errors=errors),
+    }
 
 
 def _variants(form: str) -> set[str]:
@@ -150,7 +210,7 @@ def _variants(form: str) -> set[str]:
 def _base64_middles(secret: str) -> Iterator[str]:
     """For each byte offset modulo 3, the base64 characters that encode only the secret's own bits, in both
     alphabets: what any base64 text holding the secret at that offset contains, whatever its neighbours."""
-    raw = secret.encode()
+    raw = secret.encode("utf-8", "surrogatepass")
     for offset in range(3):
         encoded = base64.b64encode(b"\0" * offset + raw).decode()
         # Character i encodes bits [6i, 6i + 6): it is the secret's alone when those lie in [8 * offset, 8 * end).
@@ -174,7 +234,20 @@ def scrub_text(text: str) -> str:
 
     :param text: a message, reason, header or body that came from the platform or the network.
     """
-    return _scrub(text, _BEARER_TEXT, _known_text, _TEXT_MARKS)
+    return _scrub(text, _BEARER_TEXT, _current()[0], _TEXT_MARKS)
+
+
+def holds_remembered(text: str) -> bool:
+    """Whether ``text`` holds a remembered secret, in any of the encodings :func:`scrub_text` masks (not the
+    ``Bearer`` shape, which the one rule counts: ``_secret_rule.py``). For data that must not carry one whole, where
+    a mask would be wrong: an export refuses such a value rather than write the secret, or ``***`` in its place.
+
+    :param text: a text the platform answered.
+    """
+    known = _current()[0]
+    return (known.pattern is not None and known.pattern.search(text) is not None) or any(
+        spelling in text for spelling in known.long
+    )
 
 
 def scrub_body(body: bytes) -> bytes:
@@ -185,7 +258,7 @@ def scrub_body(body: bytes) -> bytes:
 
     :param body: a decoded (not compressed) answer body.
     """
-    return _scrub(body, _BEARER_BYTES, _known_bytes, _BYTES_MARKS)
+    return _scrub(body, _BEARER_BYTES, _current()[1], _BYTES_MARKS)
 
 
 # What _scrub writes and reads, per type: the mask, the empty text, "/" as JSON escapes it, base64's padding.
@@ -201,6 +274,11 @@ def _scrub(
     leading ``[...]*`` would make a search over a long base64 body quadratic."""
     mask, empty, slash, pad = marks
     spans = [match.span() for match in known.pattern.finditer(text)] if known.pattern is not None else []
+    for spelling in known.long:
+        start = text.find(spelling)
+        while start >= 0:
+            spans.append((start, start + len(spelling)))
+            start = text.find(spelling, start + len(spelling))
     for start, end in list(spans):
         alphabet = known.runs.get(text[start:end])
         if alphabet is not None:

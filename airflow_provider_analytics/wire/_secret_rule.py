@@ -5,13 +5,18 @@ A value is secret when, at any depth of a JSON value, it is:
 
 - under a **secret key** (:func:`is_secret_key`): the whole value, whatever it holds (``proxy: {host: ...}`` is one
   secret, not a mapping whose ``host`` is plain);
-- the second item of a **secret pair** in an association list, a list whose every item is a two-item list with
-  a text first (``[["user", "svc"], ["password", "..."]]``, the shape of query parameters and header lists);
-- the ``value`` of a **named secret**: a mapping whose ``name`` (or ``key``) is a secret key's name
-  (``{"name": "X-Api-Key", "value": "..."}``, the shape of header and environment lists);
-- a **credential inside a text**: the password of a URL with userinfo (``postgres://svc:<password>@db/sales``)
-  and of a key-value DSN (``host=db password=<password>``, ``PWD=<password>;``, written without spaces around
-  ``=``: a query's ``where password = 'x'`` is not a DSN). The text holds it; the rest of the text is not secret.
+- after a secret key's name at the head of a list: the items after the first of a **secret pair** or row
+  (``[["user", "svc"], ["password", "..."]]``, the shape of query parameters and header lists, whatever the other
+  items of the list are), and the item after a **secret flag** in a list of texts (``["--password", "..."]``, a
+  command's arguments);
+- the value of a **named secret**: a mapping whose ``name``, ``key``, ``header``, ``field``, ``param``,
+  ``parameter``, ``variable``, ``var``, ``env`` or ``k`` is a secret key's name, and its ``value``, ``val`` or ``v``
+  (``{"name": "X-Api-Key", "value": "..."}``, ``{"header": "Authorization", "value": "..."}``: the shapes of header
+  and environment lists);
+- a **credential inside a text** (``_text_credentials.py``): a URL's password (``postgres://svc:<password>@db``,
+  the password running to the URL's last ``@``), an assignment to a credential's name (``password=``,
+  ``sslpassword=``, ``DB_PASSWORD=``, ``?api_key=``, ``PWD={...};``), a header line (``X-Api-Key: ...``,
+  ``Authorization: Basic ...``) and ``Bearer <token>``. The text holds it; the rest of the text is not secret.
 
 :func:`map_secrets` is the walk every use shares: it hands each secret to the caller, which hides, hashes, drops
 or refers to it. No Airflow here: the wire layer, the definitions and the hooks apply the same rule on every
@@ -20,10 +25,12 @@ release. docs/hook.md ("Secrets") documents it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
+
+from airflow_provider_analytics.wire._text_credentials import credential_spans, normalized_name
 
 __all__ = [
     "DROP",
@@ -37,11 +44,13 @@ __all__ = [
     "secret_values",
 ]
 
-# A key's name, lower-cased with every run of non-word characters made "_", holds a secret when it contains one of
-# these. They are Airflow 3.3's own sensitive field names (DEFAULT_SENSITIVE_FIELDS of its secrets masker, which
-# Airflow applies to connection extras and variable names) and the write-only connection fields of the contract
-# ("password, private_key, token, anything the platform marks secret"), plus the names key material goes by.
-# Kept here, without Airflow, so that every layer applies the same rule on every release (2.11's list is shorter).
+# A key's name (as _text_credentials.normalized_name writes it: folded, lower-cased, every run of non-word characters
+# made "_") holds a secret when it contains one of these, separators aside (privateKey, privatekey, private-key).
+# They are Airflow 3.3's own sensitive field names (DEFAULT_SENSITIVE_FIELDS of its secrets masker, which Airflow
+# applies to connection extras and variable names) and the write-only connection fields of the contract ("password,
+# private_key, token, anything the platform marks secret"), plus the names key material goes by. Kept here, without
+# Airflow, so that every layer applies the same rule on every release (2.11's list is shorter). "pwd" is ODBC's
+# password field; "cookie", "creds", "jwt" and "client_assertion" carry sessions and signed credentials.
 SECRET_KEY_MARKERS = (
     "access_key",
     "access_token",
@@ -50,15 +59,20 @@ SECRET_KEY_MARKERS = (
     "auth_header",
     "authorization",
     "bearer",
+    "client_assertion",
     "connection_string",
+    "cookie",
     "credential",
+    "creds",
     "dsn",
+    "jwt",
     "key_file",
     "keyfile",
     "passphrase",
     "passwd",
     "password",
     "private_key",
+    "pwd",
     "proxy",
     "secret",
     "service_account",
@@ -68,12 +82,12 @@ SECRET_KEY_MARKERS = (
     "token",
     "webhook_url",
 )
-_NON_WORD = re.compile(r"\W+")
-_URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s@/]*@")
-_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:@/]*:)[^\s@/]*@")
-# A DSN's password: libpq's ``password=``, ODBC's ``PWD=`` (either quoted, or braced, or up to a space or ";").
-_DSN_PASSWORD = re.compile(r"""(?i)(?<![\w.])(?:password|passwd|pwd)=('(?:[^'\\]|\\.)*'|"[^"]*"|\{[^}]*\}|[^\s;'"]+)""")
-_NAME_FIELDS = ("name", "key")
+_COMPACT_MARKERS = tuple(marker.replace("_", "") for marker in SECRET_KEY_MARKERS)
+# The fields of a named secret: a mapping naming a secret in one of _NAME_FIELDS holds it in its _VALUE_FIELDS.
+_NAME_FIELDS = ("name", "key", "header", "field", "param", "parameter", "variable", "var", "env", "k")
+_VALUE_FIELDS = ("value", "val", "v")
+# A command's flag naming a secret (``--password``), whose value is the next argument.
+_FLAG = re.compile(r"-{1,2}([A-Za-z][\w.-]*)")
 
 # Where a secret is: the keys and list positions from the top of the value walked.
 Path = tuple[str | int, ...]
@@ -83,60 +97,64 @@ DROP: Any = object()
 
 def is_secret_key(name: object) -> bool:
     """Whether a value under this key is a secret (:data:`SECRET_KEY_MARKERS`): ``password``, ``api_token``,
-    ``X-Api-Key``, ``sslkey``, ``client_secret``...
+    ``X-Api-Key``, ``sslkey``, ``client_secret``, ``dbPassword``, ``privatekey``...
+
+    The key is compared as ``_text_credentials.normalized_name`` writes it (compatibility characters folded, so
+    ``password`` in fullwidth letters is ``password``), separators aside.
 
     :param name: a mapping key, in any section (connection fields, chart options, workflow configuration).
     """
-    if not isinstance(name, str):
-        return False
-    normalized = _NON_WORD.sub("_", name.strip().lower())
-    return any(marker in normalized for marker in SECRET_KEY_MARKERS)
+    return isinstance(name, str) and _names_secret(name)
+
+
+@functools.lru_cache(maxsize=4096)  # every walk asks about every key; a workspace repeats a few hundred names
+def _names_secret(name: str) -> bool:
+    compact = normalized_name(name).replace("_", "")
+    return any(marker in compact for marker in _COMPACT_MARKERS)
 
 
 def credentials_in_text(text: str) -> list[str]:
-    """The passwords a text holds: of each URL with userinfo, and of each key-value DSN's ``password=``.
+    """The credentials a text holds (``_text_credentials.py``): a URL's password, an assignment's or a header
+    line's value under a credential's name, a bearer token.
 
     :param text: any text.
     """
-    found: list[str] = []
-    if "@" in text and "://" in text:
-        for candidate in _URL_USERINFO.findall(text):
-            try:
-                password = urlsplit(candidate).password
-            except ValueError:
-                continue
-            if password:
-                found.append(password)
-    if "=" in text:
-        for match in _DSN_PASSWORD.finditer(text):
-            password = match.group(1)
-            if password[:1] in ("'", '"', "{"):
-                password = password[1:-1]
-            if password:
-                found.append(password)
-    return found
+    return [text[start:end] for start, end in credential_spans(text)]
 
 
 def mask_credentials(text: str, mask: str) -> str:
-    """``text`` with the password of each URL and DSN in it (:func:`credentials_in_text`) replaced by ``mask``.
+    """``text`` with each credential in it (:func:`credentials_in_text`) replaced by ``mask``.
 
     :param text: any text.
-    :param mask: what stands in each password's place.
+    :param mask: what stands in each credential's place.
     """
-    text = _URL_PASSWORD.sub(lambda match: f"{match.group(1)}{mask}@", text)
-    return _DSN_PASSWORD.sub(lambda match: match.group(0)[: match.start(1) - match.start(0)] + mask, text)
+    pieces: list[str] = []
+    done = 0
+    for start, end in credential_spans(text):
+        pieces += [text[done:start], mask]
+        done = end
+    return "".join([*pieces, text[done:]])
 
 
-def _pairs(value: list[Any] | tuple[Any, ...]) -> bool:
-    """Whether a list is an association list: every item a two-item list whose first item is a text."""
-    return bool(value) and all(
-        isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str) for item in value
-    )
+def _secret_row(item: object) -> bool:
+    """Whether a list's item is a secret pair or row: a list of two or more items, the first a secret key's name."""
+    return isinstance(item, (list, tuple)) and len(item) >= 2 and isinstance(item[0], str) and is_secret_key(item[0])
+
+
+def _secret_flag(item: object) -> bool:
+    """Whether a list's item is a command's flag naming a secret (``--password``): the next item is its value."""
+    if not isinstance(item, str):
+        return False
+    flag = _FLAG.fullmatch(item)
+    return flag is not None and is_secret_key(flag.group(1))
 
 
 def _named_secret(value: Mapping[Any, Any]) -> bool:
-    """Whether a mapping is a named secret: a ``value`` beside a ``name`` or ``key`` that names a secret."""
-    return "value" in value and any(is_secret_key(value.get(field)) for field in _NAME_FIELDS)
+    """Whether a mapping is a named secret: a ``value`` (or ``val``, ``v``) beside a ``name``, ``key``, ``header``...
+    that names a secret."""
+    return any(field in value for field in _VALUE_FIELDS) and any(
+        is_secret_key(value.get(field)) for field in _NAME_FIELDS
+    )
 
 
 def map_secrets(
@@ -151,7 +169,7 @@ def map_secrets(
 
     :param value: a connection, chart options, a workflow's configuration, or anything made of those.
     :param replace: given a secret's path and its whole value, what to put in its place (:data:`DROP` drops a
-        mapping's key; in a pair it leaves ``None``).
+        mapping's key; in a list it leaves ``None``).
     :param in_text: given a text's path, the text and the credentials it holds, what to put in its place;
         ``None``: ``replace(path, text)``.
     """
@@ -177,7 +195,7 @@ def map_secrets(
             named = _named_secret(source)
             for key, item in source.items():
                 inner = (*path, key)
-                if is_secret_key(key) or (named and key == "value"):
+                if is_secret_key(key) or (named and key in _VALUE_FIELDS):
                     made = replace(inner, item)
                     if made is not DROP:
                         target[key] = made
@@ -187,12 +205,21 @@ def map_secrets(
                 if child is not None:
                     pending.append((item, child, inner))
             continue
-        pairs = _pairs(source)
+        flagged = False  # the item before was a secret flag: this one is its value
         for index, item in enumerate(source):
             inner = (*path, index)
-            if pairs and is_secret_key(item[0]):
-                made = replace((*inner, 1), item[1])
-                target.append([item[0], None if made is DROP else made])
+            if flagged and not isinstance(item, (Mapping, list, tuple)):
+                made = replace(inner, item)
+                target.append(None if made is DROP else made)
+                flagged = False
+                continue
+            flagged = _secret_flag(item)
+            if _secret_row(item):
+                row = [item[0]]
+                for place, secret in enumerate(item[1:], start=1):
+                    made = replace((*inner, place), secret)
+                    row.append(None if made is DROP else made)
+                target.append(row)
                 continue
             child = container(item)
             target.append(plain(item, inner) if child is None else child)

@@ -80,3 +80,15 @@ def test_exported_files_apply_a_platform_value_as_the_literal_it_was(
     (created,) = records.workflows.values()
     assert created.configuration == configuration
     assert AWS_PASSWORD not in json.dumps(posted(sandbox, "/v1/workflows"))
+
+
+def test_a_variable_no_request_can_carry_fails_the_apply_once_without_retries(
+    run_dag: RunDag, sandbox: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW_VAR_ANALYTICS_ODD_SECRET", "pre-\udcff-secretvalue")  # a byte that is not UTF-8
+
+    run = run_dag("test_definitions_odd_secret", variable="analytics_odd_secret")
+
+    assert run.states == {"apply": "failed"}
+    assert run.tries["apply"] == 1  # a typed input error: Airflow does not retry it (it was retried 3 times)
+    assert posted(sandbox, "/v1/workflows") == []

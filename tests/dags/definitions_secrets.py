@@ -33,3 +33,15 @@ with DAG("test_definitions_secret_review", schedule=None, start_date=START, catc
 # The files an export wrote, applied (to a workspace where their objects are gone).
 with DAG("test_definitions_applied_from_files", schedule=None, start_date=START, catchup=False):
     ApplyDefinitionsOperator(task_id="apply", definitions="{{ dag_run.conf['folder'] }}/*/*.yaml")
+
+# A secret kept in Airflow whose value no request can carry (conf "variable": a variable holding a lone surrogate).
+with DAG("test_definitions_odd_secret", schedule=None, start_date=START, catchup=False):
+    ApplyDefinitionsOperator(
+        task_id="apply",
+        definitions={
+            "workflows": [
+                {"name": "odd-secret", "configuration": {"token": {"from_variable": "{{ dag_run.conf['variable'] }}"}}}
+            ]
+        },
+        retries=2,
+    )

@@ -171,7 +171,7 @@ def test_passwords_in_urls_dsns_pairs_and_named_values_are_exported_as_reference
 @pytest.mark.parametrize(
     ("record", "says"),
     [
-        (("chart", "Query", {}), "holds a credential (a URL's or DSN's password) in its query"),
+        (("chart", "Query", {}), "holds a credential (a URL's or DSN's password, a Bearer token, a header's or an"),
         (("workflow", "Shaped", {"auth": {"from_variable": "x", "token": "tok-9a8b7c6d"}}), "at configuration.auth"),
     ],
 )

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_analytics.connection._config import client_config_from_connection
+from airflow_provider_analytics.definitions._allowed import SecretSources
 from airflow_provider_analytics.definitions._apply import plan_definitions
-from airflow_provider_analytics.definitions._references import SecretSources
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator
 from airflow_provider_analytics.operators.errors import FinalFailure

@@ -112,6 +112,12 @@ def test_a_reviewed_plan_nested_thousands_deep_is_refused_before_any_request(
         ({"version": True}, "has version a bool, not a whole number or null"),
         ({"fields": [{"field": "a", 1: "b"}]}, "reviewed_plan['changes'][0]['fields'][0] has the key 1"),
         ({"fields": [{"before": 1}]}, "has fields that are not a list of mappings, each naming its field"),
+        # Python writes at most 4,300 digits as text: ValueError before, when the rows were compared.
+        ({"version": 10**5000}, "reviewed_plan['changes'][0]['version'] is an integer of about 5,000 digits"),
+        (
+            {"action": "update", "fields": [{"field": "tags", "before": -(10**4400)}]},
+            "reviewed_plan['changes'][0]['fields'][0]['before'] is an integer of about 4,400 digits",
+        ),
     ],
 )
 def test_a_reviewed_row_of_the_wrong_types_is_refused_before_any_request(

@@ -18,6 +18,7 @@ from airflow_provider_analytics.destinations._target import Destination, refuse_
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.charts import GetChartDataOperator
 from airflow_provider_analytics.operators.definitions import ExportDefinitionsOperator
+from airflow_provider_analytics.operators.errors import FinalFailure
 from airflow_provider_analytics.operators.reports import DownloadReportOperator
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
@@ -148,7 +149,7 @@ def test_the_operator_asks_the_store_about_its_destination_once(
     hook.download_report(report["id"], "s3://exports/warm-up.pdf")  # s3fs makes its session and client once
     uri = "s3://exports/daily/sales.pdf"
     s3_calls.clear()
-    where = Destination.parse(uri)  # is_dir(): may the key name a folder?
+    where = Destination.parse(uri)  # head_bucket: is the bucket there? is_dir(): may the key name a folder?
     parse = len(s3_calls)
     s3_calls.clear()
     refuse_existing(where.path, overwrite=False)  # exists()
@@ -158,9 +159,9 @@ def test_the_operator_asks_the_store_about_its_destination_once(
     DownloadReportOperator(task_id="t", report_id=report["id"], destination=uri).execute(make_context())
 
     # One parse, the check before the wait, the check right before the upload (the one that sees a key that
-    # appeared meanwhile), one PUT. With s3fs 2026.9 that is 1 + 2 + 2 + 1 = 6 calls; parsing again in the hook
-    # made it 7.
-    assert (parse, s3_calls[-1:]) == (1, ["put_object"])
+    # appeared meanwhile), one PUT. With s3fs 2026.9 that is 2 + 2 + 2 + 1 = 7 calls; parsing again in the hook
+    # made it 9.
+    assert (parse, s3_calls[-1:]) == (2, ["put_object"])
     assert len(s3_calls) == parse + 2 * check + 1, s3_calls
     assert body_of(s3, "daily/sales.pdf")[:4] == b"%PDF"
 
@@ -323,3 +324,16 @@ def test_definitions_export_to_s3_plans_unchanged_and_names_stale_objects(
     assert open_uploads(s3, BUCKET) == []
     exported = {"workflows": [yaml.safe_load(body_of(s3, key))["workflows"][0] for key in keys]}
     assert hook.plan_definitions(exported).counts["unchanged"] == len(keys)
+
+
+def test_a_report_destination_whose_bucket_is_missing_fails_before_the_report_is_waited_for(
+    sandbox: SandboxServer, s3: Any
+) -> None:
+    operator = DownloadReportOperator(
+        task_id="download", report_id="rp_missing_bucket", destination=f"s3://{CONN_ID}@no-such-bucket/reports/"
+    )
+
+    with pytest.raises(FinalFailure, match="the bucket 'no-such-bucket' does not exist"):
+        operator.execute(make_context())
+
+    assert sandbox.state.requests == []

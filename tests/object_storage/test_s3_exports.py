@@ -72,3 +72,13 @@ def test_the_files_of_the_other_layout_are_stale(sandbox: SandboxServer, s3: Any
 
     assert by_kind["files"] == [f"{DESTINATION}workflows.yaml"]
     assert by_object["stale"] == by_kind["files"]
+
+
+def test_a_destination_whose_bucket_is_missing_is_refused_before_any_request(sandbox: SandboxServer, s3: Any) -> None:
+    operator = ExportDefinitionsOperator(task_id="export", destination=f"s3://{CONN_ID}@no-such-bucket/defs/")
+
+    with pytest.raises(FinalFailure, match="the bucket 'no-such-bucket' does not exist: create it, or correct"):
+        operator.execute(make_context())
+
+    assert sandbox.state.requests == []  # before: the four listings, then a failed write
+    assert "no-such-bucket" not in [bucket["Name"] for bucket in s3.list_buckets()["Buckets"]]

@@ -58,6 +58,8 @@ AIRFLOW_FREE: tuple[str, ...] = (
     "wire/test_properties_socket.py",
     "wire/test_proxies_from_environment.py",
     "wire/test_retry.py",
+    "wire/test_scrub_many_secrets.py",
+    "wire/test_secret_rule.py",
     "wire/test_throttle.py",
     "wire/test_throttle_pauses.py",
     "wire/test_transfer_progress.py",
