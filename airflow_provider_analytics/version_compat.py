@@ -74,6 +74,18 @@ def local_path_of(path: Any) -> Path | None:
     return Path(path) if isinstance(path, PurePath) else None
 
 
+def bucket_of(path: Any) -> str:
+    """The bucket (or container) an object storage path names, ``""`` when it names none.
+
+    On universal-pathlib 0.2 (Airflow 2.11, 3.0, 3.1) the bucket of ``s3://aws_conn@bucket/key`` keeps the
+    connection id (``aws_conn@bucket``); no bucket or container name holds an ``@``.
+
+    :param path: an ``ObjectStoragePath``.
+    """
+    bucket = getattr(path, "bucket", "")
+    return bucket.rpartition("@")[2] if isinstance(bucket, str) else ""
+
+
 def require_airflow_3(feature: str) -> None:
     """Fail an import with a sentence, not a raw ``ImportError``, where a feature needs Airflow 3.
 

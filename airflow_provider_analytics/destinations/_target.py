@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 from airflow_provider_analytics.destinations._object_storage import filesystem_of, unusable
 from airflow_provider_analytics.version_compat import (
     AIRFLOW_VERSION,
+    bucket_of,
     local_path_of,
     object_storage_paths_work,
     universal_pathlib_version,
@@ -136,8 +137,8 @@ def _check_bucket(path: AnyPath) -> None:
     Only a clear "not found" is refused: a store that does not let this connection look at the bucket (403), or
     that fails otherwise, is left to the write, which may still be allowed.
     """
-    bucket = getattr(path, "bucket", "")
-    if not isinstance(bucket, str) or not bucket:
+    bucket = bucket_of(path)
+    if not bucket:
         return
     try:
         path.fs.info(bucket)

@@ -290,21 +290,21 @@ def test_turns_a_process_took_and_never_asked_for_again_give_their_places_up(red
         assert raw.zcard(first.keys[2]) == 6, "each counted as given up"
 
 
-@pytest.mark.analytics_sandbox(rate_limit=100, rate_limit_headers=False)
+@pytest.mark.analytics_sandbox(rate_limit=20, rate_limit_headers=False)
 def test_a_burst_answered_over_seconds_starts_the_fleets_pace_near_the_rate_it_was_sent_at(
     sandbox: SandboxServer, redis_server: RedisServer
 ) -> None:
-    """400 polls let go at once are answered over seconds (the client's connections, the event loop): the fleet's
-    sends of the last second before the first refusal may be none. Its pace starts from the sends of the last
-    seconds, not from nothing (which paced 400 polls at the least pace: three minutes instead of seconds)."""
+    """120 polls let go at once against 20 a second are answered over seconds (the client's connections, the event
+    loop): the fleet's sends of the last second before the first refusal may be none. Its pace starts from the
+    sends of the last seconds, not from nothing (which paced 400 polls at the least pace for minutes)."""
     config = make_config(sandbox, rate_limit_store=store_of(redis_server))
 
     async def burst() -> SharedLimiter:
         async with AsyncAnalyticsClient(config) as client:
-            await asyncio.gather(*(client.call(endpoints.list_charts()) for _ in range(400)))
+            await asyncio.gather(*(client.call(endpoints.list_charts()) for _ in range(120)))
             assert client.shared_limiter is not None
             return client.shared_limiter
 
     shared = asyncio.run(burst())
     assert shared.learned.throttled
-    assert shared.learned.ceiling >= 20, shared.learned
+    assert shared.learned.ceiling >= 5, shared.learned  # a quarter of the limit at least; before: 0
