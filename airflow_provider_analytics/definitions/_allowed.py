@@ -45,7 +45,8 @@ class SecretSources:
     :param patterns: the patterns (``fnmatch``: ``*``, ``?``, ``[...]``); empty: no reference is allowed.
     :param setting: where they come from, for messages: the analytics connection's extra, or the default.
     :param own: the ids of the connections the provider itself uses (the analytics connection, its rate limit
-        store's): a reference to one is allowed only by a pattern that is that very id.
+        store's): a reference to one, in any case and with ``-`` for ``_`` (as secrets backends may read it), is
+        allowed only by a pattern that is that very spelling.
     """
 
     patterns: tuple[str, ...] = DEFAULT_SECRET_SOURCES
@@ -69,12 +70,19 @@ class SecretSources:
 
         :param ref: the reference.
         """
-        return ref.source == "connection" and ref.key in self.own
+        return ref.source == "connection" and _folded(ref.key) in {_folded(own) for own in self.own}
 
     def said(self) -> str:
         """The patterns and their origin, in a phrase: ``analytics_* (the default ...)``."""
         patterns = ", ".join(self.patterns) if self.patterns else "nothing"
         return f"{patterns} ({self.setting})"
+
+
+def _folded(connection_id: str) -> str:
+    """A connection id as secrets backends may read it: Airflow's environment variables upper-case it
+    (``AIRFLOW_CONN_ANALYTICS_DEFAULT`` answers ``analytics_DEFAULT`` too), Azure Key Vault ignores case and reads
+    ``_`` as ``-``. An own connection is refused by any of these spellings."""
+    return connection_id.casefold().replace("-", "_")
 
 
 def check_sources(definitions: Sequence[Definition], sources: SecretSources) -> None:

@@ -70,6 +70,14 @@ class Destination:
                 raise AnalyticsInputError(
                     "destination holds a NUL character (\\x00), which no path or URI can: remove it"
                 )
+            if not text.isascii():
+                try:  # a lone surrogate (a run conf's "\ud800") cannot be a file's name: the OS raises on it
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise AnalyticsInputError(
+                        f"destination holds {text[exc.start]!r} at character {exc.start}, half of a UTF-16 pair "
+                        "that no path or URI can hold: correct the text it was rendered from"
+                    ) from None
             folder_hint = text.endswith(("/", os.sep))
             if text.startswith("file://"):
                 text = _local_path_of_file_uri(text)

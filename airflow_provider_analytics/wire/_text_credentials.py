@@ -39,8 +39,12 @@ _SCHEME_END = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://")
 _USER_END = re.compile(r"[:/?#]")
 # An assignment: a name not glued to a word before it (leading dashes allowed: --password=), "=", the value. In a
 # URL's query (after "?" or "&") the value ends at the next "&" or "#"; elsewhere a password may hold them.
+# A quoted or braced value is read up to QUOTED_MOST characters: one left open (" a={" many times over, no "}")
+# would otherwise be scanned to the text's end from each opening, a time that grows with the square of the text.
+QUOTED_MOST = 256
 _ASSIGNED = re.compile(
-    r"""(?<![\w.?&-])-{0,2}(?P<name>[A-Za-z_][\w.-]*)=(?P<value>'(?:[^'\\]|\\.)*'|"[^"]*"|\{[^}]*\}|[^\s;'"]+)"""
+    r"""(?<![\w.?&-])-{0,2}(?P<name>[A-Za-z_][\w.-]*)="""
+    rf"""(?P<value>'(?:[^'\\]|\\.){{0,{QUOTED_MOST}}}'|"[^"]{{0,{QUOTED_MOST}}}"|\{{[^}}]{{0,{QUOTED_MOST}}}\}}|[^\s;'"]+)"""
 )
 _QUERY_ASSIGNED = re.compile(r"""(?<=[?&])(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^\s&#'"]+)""")
 _SCHEMES = "basic|bearer|digest|token|negotiate|ntlm|key|apikey"

@@ -54,6 +54,22 @@ def test_the_default_allow_list_refuses_the_analytics_connection_before_any_requ
     assert empty.token not in str(caught.value)
 
 
+@pytest.mark.parametrize("spelling", ["analytics_DEFAULT", "Analytics_Default", "ANALYTICS-DEFAULT"])
+def test_the_analytics_connection_is_refused_by_any_spelling_a_secrets_backend_reads_as_it(
+    empty: SandboxServer, spelling: str
+) -> None:
+    """Airflow's environment variables upper-case the id (AIRFLOW_CONN_ANALYTICS_DEFAULT answers every case), Azure
+    Key Vault ignores case and reads '_' as '-': an outside pass had the token sent by writing analytics_DEFAULT."""
+    operator = ApplyDefinitionsOperator(task_id="apply", definitions=reading(spelling), retries=3)
+
+    with pytest.raises(FinalFailure) as caught:
+        operator.execute(make_context())
+
+    assert empty.state.requests == []
+    assert f"Airflow connection '{spelling}', a connection this provider itself uses" in str(caught.value)
+    assert empty.token not in str(caught.value)
+
+
 def test_no_wildcard_admits_the_connection_the_hook_uses_only_its_exact_id_does(
     empty: SandboxServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

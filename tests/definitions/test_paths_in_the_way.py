@@ -42,6 +42,19 @@ def test_an_export_destination_holding_nul_is_refused_before_any_request(empty: 
     assert empty.state.requests == []
 
 
+@pytest.mark.parametrize("destination", ["{tmp}/exports-\ud800/", "s3://bucket/\udfff/"])
+def test_an_export_destination_holding_half_a_utf16_pair_is_refused_before_any_request(
+    empty: SandboxServer, tmp_path: Path, destination: str
+) -> None:
+    """What a run conf holding "\\ud800" renders to: the OS raised UnicodeEncodeError as the folder was made."""
+    operator = ExportDefinitionsOperator(task_id="export", destination=destination.format(tmp=tmp_path), retries=3)
+
+    with pytest.raises(FinalFailure, match=r"half of a UTF-16 pair that no path or URI can hold"):
+        operator.execute(make_context())
+
+    assert empty.state.requests == []
+
+
 @pytest.mark.parametrize("overwrite", [False, True])
 def test_a_folder_where_the_export_writes_a_file_is_refused_before_any_request(
     empty: SandboxServer, tmp_path: Path, overwrite: bool
