@@ -8,11 +8,11 @@ Celery: each worker), the triggerer to another, everything else (api-server or w
 ``airflow`` commands, a Celery deployment's scheduler) to a third. So a check can tell *where* a metric came from.
 
 The checks run last. First a wait held on a worker and a deferred wait (tools/e2e/dags/e2e_waits.py) each get two
-429s with ``Retry-After: 3`` on their polls (a fault queued on the sandbox for their own execution's path, once the
-task polls it: on the worker, or deferred in the triggerer), so that the rate limiter of each process is throttled
-by the platform and reports it; the sandbox has no other 429 in ``make e2e``. Then what arrived is read. (Three
-seconds, longer than two of the waits' one-second polls: with a rate limit store, store_check.py shows that each
-429's pause held the other process's polls, which without a store would go on through it.)
+429s with ``Retry-After: 3`` on their polls (a fault queued on the sandbox for their own execution's path, queued
+once both tasks poll: one on the worker, one deferred in the triggerer), so that the rate limiter of each process
+is throttled by the platform and reports it; the sandbox has no other 429 in ``make e2e``. Then what arrived is
+read. (Three seconds, longer than two of the waits' one-second polls: with a rate limit store, store_check.py
+shows that each 429's pause held the other process's polls, which without a store would go on through it.)
 """
 
 from __future__ import annotations
@@ -130,12 +130,19 @@ def provoke(deployment: Deployment) -> dict[str, str]:
     for dag_id in (WORKER_WAIT, DEFERRED_WAIT):
         deployment.unpause(dag_id)
         runs[dag_id] = deployment.trigger(dag_id)
-    paths = {}
+    executions = {}
     for dag_id, state in ((WORKER_WAIT, "running"), (DEFERRED_WAIT, "deferred")):
         deployment.wait_task_state(dag_id, runs[dag_id], "wait", state)
         run_id = runs[dag_id]
-        [execution] = wait_for(f"{dag_id}'s execution", lambda r=run_id: deployment.executions_of_run(WORKFLOW, r), 60)
-        paths[dag_id] = _throttle(deployment, execution)
+        [executions[dag_id]] = wait_for(
+            f"{dag_id}'s execution", lambda r=run_id: deployment.executions_of_run(WORKFLOW, r), 60
+        )
+    # Both polls are armed only once both processes poll, so that the 429s of each land while the other polls:
+    # store_check.py reads whether the other process was held around them, which it cannot tell from idle.
+    paths = {dag_id: _throttle(deployment, execution) for dag_id, execution in executions.items()}
+    for dag_id, state in ((WORKER_WAIT, "running"), (DEFERRED_WAIT, "deferred")):
+        task = deployment.task(dag_id, runs[dag_id], "wait")
+        expect(task["state"] == state, f"{dag_id} was {task['state']}, not {state}, when its 429s were queued")
     for dag_id, run_id in runs.items():
         state = deployment.wait_run(dag_id, run_id)
         expect(state == "success", f"{dag_id} {run_id} ended {state}")

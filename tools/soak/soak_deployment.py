@@ -46,6 +46,8 @@ CLIENT_TIMEOUT = 10.0
 # the measurement: a 5-minute soak sends 2 to 3 requests per second on average, about 5 in its busiest 10 s; the
 # last full run sent about 4 per second on average, its waits being longer and more of them deferred at once).
 RATE_LIMIT = 3.0
+# moto is started again on another port if it exits (its port taken between the probe and its bind).
+MOTO_ATTEMPTS = 3
 # The sandbox logs every /v1 request with its headers and body, and GET /_sandbox/requests answers with all that
 # match its ``path`` pattern at once: about 500 bytes of JSON a request, some 10 MB for the 20,000 requests of the
 # last full run. It is read in slices, by the last character of the path (together they match every path once),
@@ -148,7 +150,7 @@ class SoakDeployment:
         self.dags = self.staging / "dags"
         shutil.copytree(SOAK / "dags", self.dags, ignore=shutil.ignore_patterns("__pycache__"))
         self.cluster: Cluster | None = None
-        self.s3_port = free_port()
+        self.s3_port = 0  # picked when moto starts
         self.token = ""
         self.tokens: list[str] = []  # every token the connection held, for the log check
         # StatsD on for every component: one listener per worker, one for the triggerer, one for the rest.
@@ -184,9 +186,21 @@ class SoakDeployment:
         return self.cluster
 
     def _start_moto(self) -> None:
-        argv = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.s3_port)]
-        self.c.processes["moto"] = Process("moto", argv, self.c.env(), self.c.logs)
-        wait_for("moto's S3 server", lambda: _get(f"{self.s3_url}/moto-api/"), 60)
+        # The port is picked just before moto binds it, and again if moto could not: between a free port's
+        # probe and the bind, any process of the deployment may take it for an outgoing connection.
+        for attempt in range(1, MOTO_ATTEMPTS + 1):
+            self.s3_port = free_port()
+            argv = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.s3_port)]
+            moto = self.c.processes["moto"] = Process("moto", argv, self.c.env(), self.c.logs)
+
+            def answered(moto: Process = moto) -> bool:
+                return not moto.alive() or _get(f"{self.s3_url}/moto-api/")
+
+            wait_for("moto's S3 server", answered, 60)
+            if moto.alive():
+                break
+            if attempt == MOTO_ATTEMPTS:
+                raise RuntimeError(f"moto's S3 server exited {MOTO_ATTEMPTS} times; its log:\n{moto.tail()}")
         self.s3().create_bucket(Bucket=S3_BUCKET)
 
     @property
