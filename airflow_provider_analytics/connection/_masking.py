@@ -3,10 +3,11 @@
 (every log line), before the request that carries it. Which values are secret is the one rule
 (``wire/_secret_rule.py``, docs/hook.md "Secrets").
 
-Airflow's masker has a limit on some releases: 2.11's compiles every secret of the process into one ``re2`` pattern
-and fails on one of about 700 KB in all, after which it hides nothing new. So the secrets the provider hands it are
-bounded (:data:`MASKED_BYTES_LIMIT`, on every release alike), and a secret it cannot hold is refused, typed, before
-anything carries it.
+Airflow's masker compiles every secret of the process into one pattern again for each new secret (quadratic in
+their number), and 2.11's fails on one of about 700 KB in all, after which it hides nothing new. So the secrets
+the provider hands it are bounded (:data:`MASKER_WORK_AT_ONCE`, the pattern compiled for one call's secrets,
+and :data:`MASKED_BYTES_LIMIT` in a process, on every release alike), and secrets past them are refused, typed,
+before anything carries them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from airflow_provider_analytics.wire.errors import AnalyticsInputError
 
-__all__ = ["MASKED_BYTES_LIMIT", "register_secret_values", "register_secrets"]
+__all__ = ["MASKED_BYTES_LIMIT", "MASKER_WORK_AT_ONCE", "register_secret_values", "register_secrets"]
 
 
 def register_secrets(value: Any) -> None:
@@ -34,8 +35,7 @@ def register_secrets(value: Any) -> None:
     """
     from airflow_provider_analytics.wire._redaction import remember_secrets
 
-    for secret in remember_secrets(value):
-        _mask(secret)
+    _mask_all(remember_secrets(value))
 
 
 def register_secret_values(values: Iterable[Any]) -> None:
@@ -50,47 +50,66 @@ def register_secret_values(values: Iterable[Any]) -> None:
     """
     from airflow_provider_analytics.wire._redaction import remember_all
 
-    for secret in remember_all(values):
-        _mask(secret)
+    _mask_all(remember_all(values))
 
 
-# The most the provider hands Airflow's secrets masker in one process, in UTF-8 bytes (a secret counted once).
-# Airflow 2.11's masker compiles every secret of the process into one re2 pattern and fails on one of about 700 KB
-# ("pattern too large"); from then on it masks nothing new, and every later secret fails the same way. This leaves
-# room for what Airflow and other providers register, on every release alike.
+# Airflow's masker compiles every secret it holds into one pattern again for each new one: handing it secrets one
+# by one compiles, for each, everything it holds by then (about 1.2-2 ms a KB on 3.x; 2,000 secrets of 32
+# characters in one definitions file took 186 s). So one registration (a definitions file's secrets, a call's) is
+# refused when that work would pass MASKER_WORK_AT_ONCE bytes of pattern, which keeps it to a few seconds
+# (docs/hook.md, "How many, how large"). And one process hands it at most MASKED_BYTES_LIMIT bytes in all: 2.11's
+# masker fails outright on a pattern of about 700 KB ("pattern too large"), and then masks nothing new.
+MASKER_WORK_AT_ONCE = 2 * 1024 * 1024
 MASKED_BYTES_LIMIT = 512 * 1024
 _masked_lock = threading.Lock()
 _masked: set[str] = set()
 _masked_bytes = 0
 
 
-def _mask(secret: str) -> None:
-    """Register ``secret`` with Airflow's secrets masker, or refuse to go on without it: a secret the masker could
-    not hold (:data:`MASKED_BYTES_LIMIT`, or a masker that fails) is refused before anything carries it. The
-    provider's own scrubber has it already, so the messages and answers of this task still mask it.
+def _mask_all(secrets: list[str]) -> None:
+    """Register ``secrets`` with Airflow's secrets masker, or refuse to go on without them: secrets the masker could
+    not take in a bounded time or room (the bounds above, checked before any is handed over), or one it fails on,
+    are refused before anything carries them. The provider's own scrubber has them already, so the messages and
+    answers of this task still mask them.
 
-    :raises AnalyticsInputError: the secret is over the masker's room, or the masker refused it (nothing sent).
+    :raises AnalyticsInputError: the secrets are over the masker's bounds, or it refused one (nothing sent).
     """
     global _masked_bytes
     from airflow.providers.common.compat.sdk import mask_secret
 
-    size = len(secret.encode("utf-8", "surrogatepass"))
     with _masked_lock:
-        known = secret in _masked
-        if not known and _masked_bytes + size > MASKED_BYTES_LIMIT:
+        new = [secret for secret in dict.fromkeys(secrets) if secret not in _masked]
+        sizes = [len(secret.encode("utf-8", "surrogatepass")) for secret in new]
+        # What the masker compiles for each new secret: all it holds by then. What this process handed it before
+        # is left out, so that one call's bound does not hang on earlier ones: MASKED_BYTES_LIMIT bounds that.
+        added, work = 0, 0
+        for size in sizes:
+            added += size
+            work += added
+        held = _masked_bytes + added
+        if work > MASKER_WORK_AT_ONCE:
             raise AnalyticsInputError(
-                f"a secret of {size:,} bytes would bring the secrets this process hands Airflow's secrets masker to"
-                f" over {MASKED_BYTES_LIMIT // 1024} KiB, more than it can hold on every supported release (Airflow"
-                " 2.11's fails past about 700 KB, and then hides no new secret in the log): nothing was sent. Keep"
-                " secrets small (a key or certificate is a few KB), or send fewer of them in one task"
+                f"{len(new):,} new secret values of {sum(sizes):,} bytes at once: Airflow's secrets masker compiles"
+                f" all the secrets it holds again for each new one, {work / 2**20:,.1f} MiB of patterns for these,"
+                f" more than the {MASKER_WORK_AT_ONCE // 2**20} MiB (a few seconds) one call may take, and a secret"
+                " it does not hold could show in the log: nothing was sent. Send fewer secrets in one task (split"
+                " the definitions over tasks), or keep them small (a key or certificate is a few KB)"
             )
-        try:
-            mask_secret(secret)
-        except Exception as error:  # any failure of the masker: the secret would show in Airflow's log
+        if held > MASKED_BYTES_LIMIT:
             raise AnalyticsInputError(
-                f"Airflow's secrets masker could not take a secret of {size:,} bytes ({type(error).__name__}), so"
-                " the task's log could show it: nothing was sent. Keep secrets small, or fewer of them in one task"
-            ) from None
-        if not known:
+                f"{sum(sizes):,} bytes of new secrets would bring the secrets this process hands Airflow's secrets"
+                f" masker to over {MASKED_BYTES_LIMIT // 1024} KiB, more than it can hold on every supported release"
+                " (Airflow 2.11's fails past about 700 KB, and then hides no new secret in the log): nothing was"
+                " sent. Keep secrets small (a key or certificate is a few KB), or send fewer of them in one task"
+            )
+        for secret, size in zip(new, sizes, strict=True):
+            try:
+                mask_secret(secret)
+            except Exception as error:  # any failure of the masker: the secret would show in Airflow's log
+                raise AnalyticsInputError(
+                    f"Airflow's secrets masker could not take a secret of {size:,} bytes ({type(error).__name__}),"
+                    " so the task's log could show it: nothing was sent. Keep secrets small, or fewer of them in one"
+                    " task"
+                ) from None
             _masked.add(secret)
             _masked_bytes += size

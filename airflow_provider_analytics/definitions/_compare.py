@@ -27,7 +27,7 @@ from airflow_provider_analytics.definitions._model import (
     is_secret_field,
     without_secrets,
 )
-from airflow_provider_analytics.wire._redaction import MASK
+from airflow_provider_analytics.wire._redaction import MASK, ScrubbedRepr
 from airflow_provider_analytics.wire._secret_rule import Path, map_secrets, mask_credentials, secret_units
 from airflow_provider_analytics.wire.errors import UnexpectedResponseError
 
@@ -72,8 +72,8 @@ class Pending:
 Ref = str | Pending
 
 
-@dataclass(frozen=True)
-class FieldChange:
+@dataclass(frozen=True, repr=False)
+class FieldChange(ScrubbedRepr):
     """One field that differs: what the platform holds (``before``) and what the definition says (``after``)."""
 
     field: str

@@ -61,7 +61,7 @@ from airflow_provider_analytics.definitions._model import (
 )
 from airflow_provider_analytics.definitions._problems import Problems, one_line
 from airflow_provider_analytics.definitions._references import reads_of
-from airflow_provider_analytics.wire._redaction import scrub_value
+from airflow_provider_analytics.wire._redaction import ScrubbedRepr, scrub_value
 
 __all__ = [
     "ACTIONS",
@@ -86,8 +86,8 @@ _ACTION_WORDS = {
 _MOST_NAMES_SHOWN = 5
 
 
-@dataclass(frozen=True)
-class Existing:
+@dataclass(frozen=True, repr=False)
+class Existing(ScrubbedRepr):
     """What the platform holds, as its four lists answered."""
 
     data_sources: tuple[dict[str, Any], ...] = ()
@@ -108,8 +108,8 @@ class Existing:
         }[kind]
 
 
-@dataclass(frozen=True)
-class Change:
+@dataclass(frozen=True, repr=False)
+class Change(ScrubbedRepr):
     """What applying does to one object.
 
     :param kind: ``data_source``, ``chart``, ``dashboard`` or ``workflow``.
@@ -162,8 +162,8 @@ class Change:
         }
 
 
-@dataclass(frozen=True)
-class Plan:
+@dataclass(frozen=True, repr=False)
+class Plan(ScrubbedRepr):
     """Every definition's change, in apply order (data sources, charts, dashboards, workflows), and the
     platform's objects no definition names (``not_managed``) after those of their kind.
 

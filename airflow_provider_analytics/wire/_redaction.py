@@ -29,8 +29,8 @@ import base64
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, AnyStr, Generic
+from dataclasses import dataclass, fields
+from typing import Any, AnyStr, Generic, cast
 from urllib.parse import quote, quote_plus
 
 from airflow_provider_analytics.wire._secret_rule import secret_values
@@ -357,3 +357,13 @@ def may_hide_escapes(body: bytes) -> bool:
     :param body: the body as :func:`scrub_body` returned it.
     """
     return b"\\u" in body
+
+
+class ScrubbedRepr:
+    """A dataclass (declared with ``repr=False``) whose ``repr`` masks every secret this process remembers: what it
+    holds was read unmasked (a listing, a field's value before and after) and a ``repr`` is output (a debugger, a
+    log line, an exception's message)."""
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{item.name}={getattr(self, item.name)!r}" for item in fields(cast(Any, self)) if item.repr)
+        return scrub_text(f"{type(self).__name__}({shown})")

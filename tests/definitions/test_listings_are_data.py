@@ -52,6 +52,24 @@ def test_a_secret_that_is_part_of_a_name_does_not_make_the_plan_create_it_again(
     assert names_on_the_platform(empty, "workflows").count(scoring) == 1
     assert secret not in logged(capsys, caplog)  # the log's table is masked, not the plan
     assert secret not in json.dumps(plan.to_dict())  # nor its XCom value: output, masked
+    assert secret not in repr(plan) + repr(plan.changes[0])  # nor a repr (a debugger, a log line, a message)
+
+
+def test_a_changed_field_s_values_read_unmasked_are_masked_in_every_repr(
+    empty: SandboxServer, hook: AnalyticsHook
+) -> None:
+    secret = a_secret("held")
+    plant(empty, wf_held=("workflow", "held", {"note": f"from {secret}"}))
+    definitions = {"workflows": [{"name": "held", "configuration": {"note": "mine", "password": secret}}]}
+
+    plan = hook.plan_definitions(definitions)
+
+    [change] = plan.changes
+    assert change.action == "cannot_apply"
+    assert change.fields
+    for shown in (repr(plan), repr(change), repr(change.fields[0]), str(change.fields)):
+        assert secret not in shown
+        assert "***" in shown
 
 
 def test_a_secret_that_is_a_data_source_s_name_leaves_the_data_source_unchanged(

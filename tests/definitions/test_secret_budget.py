@@ -153,3 +153,21 @@ def test_the_values_of_one_apply_have_a_budget_together(
 
     assert "would bring what this apply reads from Airflow to over 256 KiB as JSON" in message
     assert message.count("would bring") == 1  # the ones before it fit
+
+
+def test_a_file_of_thousands_of_secrets_fails_the_plan_at_once_before_any_request(
+    empty: SandboxServer, tmp_path: Any
+) -> None:
+    # 2,000 secret values of 32 characters in a 100 KB file: Airflow's masker, which compiles all it holds again
+    # for each new one, took 186 s and 458 MiB on them. The plan refuses them before reading the platform.
+    lines = ["workflows:", "  - name: many-secrets", "    configuration:"]
+    lines += [f"      api_token_{index}: s{index:04}-{uuid.uuid4().hex}" for index in range(2000)]
+    path = tmp_path / "many.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    operator = ApplyDefinitionsOperator(task_id="apply", definitions=str(path), plan_only=True, retries=3)
+
+    with pytest.raises(FinalFailure, match=r"2,000 new secret values of .* bytes at once") as caught:
+        operator.execute(make_context())
+
+    assert empty.state.requests == []
+    assert "split the definitions over tasks" in str(caught.value)

@@ -172,3 +172,31 @@ def test_a_secret_airflow_s_masker_could_not_hold_is_refused_before_it_is_sent(
     kept = unique_secret("kept")  # and the masker still takes the next one
     hook.create_workflow("small-secret", {"steps": [], "api_token": kept})
     assert_hidden(kept)
+
+
+def test_secrets_whose_masking_would_take_minutes_are_refused_at_once_before_anything_is_sent(
+    sandbox: SandboxServer, hook: AnalyticsHook
+) -> None:
+    # Airflow's masker compiles all it holds again for each new secret: 2,000 of 32 characters took 186 s.
+    many = {f"api_token_{index}": unique_secret(f"s{index:04}") + "x" * 16 for index in range(2000)}
+    before = len(sandbox.state.requests)
+
+    with pytest.raises(AnalyticsInputError, match=r"2,000 new secret values of .* bytes at once") as caught:
+        hook.create_workflow("many-secrets", {"steps": [], **many})
+
+    assert sandbox.state.requests[before:] == []
+    assert "split the definitions over tasks" in str(caught.value)
+    assert not any(secret in str(caught.value) for secret in many.values())
+    assert scrub_text(f"a text with {many['api_token_7']}") == "a text with ***"  # the scrubber still hides them
+
+
+def test_a_hundred_secrets_at_once_are_masked_by_airflow_s_masker_too(
+    sandbox: SandboxServer, hook: AnalyticsHook
+) -> None:
+    # A definitions file with a hundred data sources' passwords is within the bound (a few seconds at most).
+    many = {f"api_token_{index}": unique_secret(f"s{index:03}") for index in range(100)}
+
+    hook.create_workflow(f"hundred-{uuid.uuid4().hex[:8]}", {"steps": [], **many})
+
+    assert_hidden(many["api_token_0"])
+    assert_hidden(many["api_token_99"])
