@@ -154,8 +154,22 @@ def _check_bucket(path: AnyPath) -> None:
         raise AnalyticsInputError(
             f"destination {path}: the bucket {bucket!r} does not exist: create it, or correct the destination"
         ) from None
-    except Exception:  # no right to look, or an answer this check cannot read: the write will say
+    except Exception as error:  # no right to look, or an answer this check cannot read: the write will say
+        if no_credentials(error):  # but no write goes anywhere without any: a setting to change, not retried
+            raise AnalyticsInputError(
+                f"destination {path}: no credentials for its store ({error}): give the connection in the"
+                " destination (scheme://CONN_ID@bucket/...) a key, or the deployment the store's credentials"
+            ) from None
         return
+
+
+def no_credentials(error: BaseException) -> bool:
+    """Whether ``error`` is botocore's "no credentials" (none found, or half of a key): S3 without any key."""
+    try:
+        from botocore.exceptions import NoCredentialsError, PartialCredentialsError
+    except ImportError:  # no botocore: not S3
+        return False
+    return isinstance(error, (NoCredentialsError, PartialCredentialsError))
 
 
 def _local_path_of_file_uri(uri: str) -> str:

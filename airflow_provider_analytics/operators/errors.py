@@ -200,4 +200,8 @@ def why_final(error: BaseException, *, failed_work_is_final: bool = False) -> st
         return f"the platform refused the request ({status}), and a retry would get the same answer"
     if failed_work_is_final and isinstance(error, RemoteJobFailed):
         return "the work ended in failure and this task does not start it again, so a retry would find the same"
+    from airflow_provider_analytics.destinations._target import no_credentials  # on failure only: cheap imports
+
+    if no_credentials(error):
+        return "the destination's object store found no credentials to use, and a retry would find none"
     return None

@@ -3,6 +3,9 @@ every name, files no export wrote named and kept unless ``overwrite=True``, and 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -17,6 +20,7 @@ from tests.definitions.helpers import sent
 from tests.definitions.test_export_files import add_workflow
 from tests.object_storage.conftest import BUCKET
 from tests.support.context import make_context
+from tests.support.probes import printed_result
 from tests.support.s3 import CONN_ID, objects, open_uploads
 
 pytestmark = pytest.mark.skipif(
@@ -82,3 +86,38 @@ def test_a_destination_whose_bucket_is_missing_is_refused_before_any_request(san
 
     assert sandbox.state.requests == []  # before: the four listings, then a failed write
     assert "no-such-bucket" not in [bucket["Name"] for bucket in s3.list_buckets()["Buckets"]]
+
+
+_NO_CREDENTIALS_PROBE = """
+import json, sys
+from airflow_provider_analytics.operators.definitions import ExportDefinitionsOperator
+from airflow_provider_analytics.operators.errors import FinalFailure
+from tests.support.context import make_context
+from tests.support.probes import printed_result
+
+try:
+    ExportDefinitionsOperator(task_id="export", destination=sys.argv[1], retries=3).execute(make_context())
+    print("RESULT " + json.dumps({"raised": None}))
+except FinalFailure as error:
+    print("RESULT " + json.dumps({"raised": "FinalFailure", "message": str(error)}))
+"""
+
+
+def test_a_destination_without_credentials_is_refused_before_any_request(
+    sandbox: SandboxServer, s3: Any, moto_server: Any
+) -> None:
+    # No connection in the destination and no key in the environment: botocore's NoCredentialsError, untyped, was
+    # retried by Airflow as if the store might find a key next time. In a process of its own: Airflow keeps the
+    # first store a process opens for s3:// (this one's has the session's key).
+    env = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    env |= {"AWS_ENDPOINT_URL_S3": moto_server.url, "AWS_EC2_METADATA_DISABLED": "true",  # no instance role
+            "AWS_SHARED_CREDENTIALS_FILE": os.devnull, "AWS_CONFIG_FILE": os.devnull}  # fmt: skip
+    argv = [sys.executable, "-c", _NO_CREDENTIALS_PROBE, f"s3://{BUCKET}/defs/"]
+    completed = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+    assert completed.returncode == 0, completed.stderr
+    result = printed_result(completed.stdout)
+    assert result["raised"] == "FinalFailure", result
+    assert "found no credentials to use, and a retry would find none" in result["message"]
+    assert sandbox.state.requests == []
+    assert not objects(s3, BUCKET)
