@@ -3,16 +3,16 @@
 
 A value is secret when, at any depth of a JSON value, it is:
 
-- under a **secret key** (:func:`is_secret_key`): the whole value, whatever it holds (``proxy: {host: ...}`` is one
-  secret, not a mapping whose ``host`` is plain);
+- under a **secret key** (:func:`is_secret_key`: its name holds a marker, or ends in a short one): the whole value,
+  whatever it holds (``proxy: {host: ...}`` is one secret, not a mapping whose ``host`` is plain);
 - after a secret key's name at the head of a list: the items after the first of a **secret pair** or row
   (``[["user", "svc"], ["password", "..."]]``, the shape of query parameters and header lists, whatever the other
   items of the list are), and the item after a **secret flag** in a list of texts (``["--password", "..."]``, a
   command's arguments);
 - the value of a **named secret**: a mapping whose ``name``, ``key``, ``header``, ``field``, ``param``,
-  ``parameter``, ``variable``, ``var``, ``env`` or ``k`` is a secret key's name, and its ``value``, ``val`` or ``v``
-  (``{"name": "X-Api-Key", "value": "..."}``, ``{"header": "Authorization", "value": "..."}``: the shapes of header
-  and environment lists);
+  ``parameter``, ``variable``, ``var``, ``env`` or ``k`` is a secret key's name, and its ``value``, ``val``, ``v``
+  or ``content`` (``{"name": "X-Api-Key", "value": "..."}``, ``{"header": "Authorization", "value": "..."}``: the
+  shapes of header and environment lists);
 - a **credential inside a text** (``_text_credentials.py``): a URL's password (``postgres://svc:<password>@db``,
   the password running to the URL's last ``@``), an assignment to a credential's name (``password=``,
   ``sslpassword=``, ``DB_PASSWORD=``, ``?api_key=``, ``PWD={...};``), a header line (``X-Api-Key: ...``,
@@ -35,6 +35,7 @@ from airflow_provider_analytics.wire._text_credentials import credential_spans, 
 __all__ = [
     "DROP",
     "SECRET_KEY_MARKERS",
+    "SECRET_LAST_WORDS",
     "Path",
     "credentials_in_text",
     "is_secret_key",
@@ -77,15 +78,24 @@ SECRET_KEY_MARKERS = (
     "secret",
     "service_account",
     "service_key",
+    "session_id",
+    "signing_key",
+    "ssh_key",
     "sslkey",
     "ssl_key",
     "token",
+    "totp",
     "webhook_url",
 )
+# Short names that are credentials only as a key's last word (``db_pass``, ``user_pin``, ``mfa_otp``): contained
+# anywhere they would catch ``bypass``, ``compass`` or ``spinner``. Not ``auth``: ``auth: {type, user, password}``
+# is a mapping of settings whose credentials sit under keys of their own, and hiding all of it would hide what a
+# plan shows changed.
+SECRET_LAST_WORDS = ("otp", "pass", "pin")
 _COMPACT_MARKERS = tuple(marker.replace("_", "") for marker in SECRET_KEY_MARKERS)
 # The fields of a named secret: a mapping naming a secret in one of _NAME_FIELDS holds it in its _VALUE_FIELDS.
 _NAME_FIELDS = ("name", "key", "header", "field", "param", "parameter", "variable", "var", "env", "k")
-_VALUE_FIELDS = ("value", "val", "v")
+_VALUE_FIELDS = ("value", "val", "v", "content")
 # A command's flag naming a secret (``--password``), whose value is the next argument.
 _FLAG = re.compile(r"-{1,2}([A-Za-z][\w.-]*)")
 
@@ -109,8 +119,12 @@ def is_secret_key(name: object) -> bool:
 
 @functools.lru_cache(maxsize=4096)  # every walk asks about every key; a workspace repeats a few hundred names
 def _names_secret(name: str) -> bool:
-    compact = normalized_name(name).replace("_", "")
-    return any(marker in compact for marker in _COMPACT_MARKERS)
+    normalized = normalized_name(name)
+    compact = normalized.replace("_", "")
+    if any(marker in compact for marker in _COMPACT_MARKERS):
+        return True
+    words = normalized.strip("_").rsplit("_", 1)
+    return words[-1] in SECRET_LAST_WORDS
 
 
 def credentials_in_text(text: str) -> list[str]:

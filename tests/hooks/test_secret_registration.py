@@ -110,6 +110,17 @@ def test_a_secret_in_an_executions_inputs_or_a_reports_parameters_is_in_no_error
         ("sslkey", True),
         ("PRIVATE_KEY", True),
         ("dsn", True),
+        ("db_pass", True),
+        ("dbPass", True),
+        ("user_pin", True),
+        ("totp_seed", True),
+        ("session_id", True),
+        ("sshKey", True),
+        ("auth", False),
+        ("bypass", False),
+        ("spinner", False),
+        ("passenger", False),
+        ("oauth_scopes", False),
         ("host", False),
         ("user", False),
         ("port", False),
@@ -129,6 +140,8 @@ def test_the_one_rule_for_secret_keys(key: str, secret: bool) -> None:
         ({"target": "host=db user=svc password=dsn-Pw-7a8b9c dbname=sales"}, "dsn-Pw-7a8b9c"),
         ({"target": "Driver={x};Server=db;PWD={odbc;Pw-0d1e2f};"}, "odbc;Pw-0d1e2f"),
         ({"proxy": {"host": "proxy-host-3a4b5c", "port": 3128}}, "proxy-host-3a4b5c"),  # the whole value
+        ({"files": [{"name": "token", "content": "content-Tok-4e5f6a"}]}, "content-Tok-4e5f6a"),
+        ({"mfa": {"user_pin": "pin-7c8d9e", "db_pass": "db-Pass-1b2c3d"}}, "db-Pass-1b2c3d"),
     ],
 )
 def test_pairs_named_values_and_dsn_passwords_are_secret_too(
