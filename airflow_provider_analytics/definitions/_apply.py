@@ -70,7 +70,7 @@ from airflow_provider_analytics.wire._calls import Call, Sender
 from airflow_provider_analytics.wire._conditional import send_update
 from airflow_provider_analytics.wire._contract import ID_PATTERN
 from airflow_provider_analytics.wire._progress import InfoLog
-from airflow_provider_analytics.wire._redaction import scrub_text
+from airflow_provider_analytics.wire._redaction import ScrubbedRepr, scrub_text, scrub_value
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnexpectedResponseError, clean_text
 
 if TYPE_CHECKING:
@@ -118,8 +118,8 @@ def plan_definitions(
     return plan
 
 
-@dataclass(frozen=True)
-class Written:
+@dataclass(frozen=True, repr=False)
+class Written(ScrubbedRepr):
     """One object an apply created or updated.
 
     :param kind: ``data_source``, ``chart``, ``dashboard`` or ``workflow``.
@@ -140,8 +140,8 @@ class Written:
         return {"kind": self.kind, "name": self.name, "id": self.id, "action": self.action, "version": self.version}
 
 
-@dataclass(frozen=True)
-class AppliedPlan:
+@dataclass(frozen=True, repr=False)
+class AppliedPlan(ScrubbedRepr):
     """What an apply wrote, in the order written.
 
     :param written: one entry per create or update.
@@ -150,9 +150,11 @@ class AppliedPlan:
     written: tuple[Written, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-compatible form, for XCom."""
+        """JSON-compatible form, for XCom: output, so every secret this process remembers is masked in it (a name
+        may hold one)."""
         counts = {action: sum(item.action == action for item in self.written) for action in ("create", "update")}
-        return {"counts": counts, "written": [item.to_dict() for item in self.written]}
+        masked: dict[str, Any] = scrub_value({"counts": counts, "written": [item.to_dict() for item in self.written]})
+        return masked
 
 
 def idempotency_key(key_seed: str, kind: Kind, name: str, body: Mapping[str, Any]) -> str:

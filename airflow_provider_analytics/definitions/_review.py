@@ -20,6 +20,9 @@ through the deployment's keyed hash, each reference as what it names), and the s
   ``unchanged``; an update with other fields; a dashboard at another version);
 - an object that was ``unchanged`` and now differs (a row the reviewer never saw).
 
+A plan's names are masked (it is output), so objects whose names differ only in a secret (``n-***`` as written and
+``n-<secret>``) share a key: all the rows of a key must be the same, or the plan moved.
+
 Rows that write nothing (``unchanged``, ``not_managed``) may differ: an object created on the platform that no
 definition names does not change what the apply does. A row that holds a secret matches only a plan made under
 the same deployment key (``digest_key``): when the two keys differ, the failure says so.
@@ -66,15 +69,25 @@ def moved_since(reviewed: object, plan: Mapping[str, Any]) -> list[str]:
     lines = []
     digests_moved = False
     for key in sorted(before.keys() | now.keys()):
-        was, is_ = before.get(key), now.get(key)
-        if was == is_:
+        was_all, is_all = before.get(key, ()), now.get(key, ())
+        if was_all == is_all:
             continue
         where = f"{key[0]} {one_line(key[1])!r}" + (f" ({one_line(key[2])})" if key[2] else "")
-        if was is None:
-            lines.append(f"{where}: not in the reviewed plan, now {_said(now[key])}")
-        elif is_ is None:
-            lines.append(f"{where}: reviewed as {_said(was)}, now nothing to do")
-        elif was["reads"] != is_["reads"]:
+        if len(was_all) > 1 or len(is_all) > 1:  # rows whose names differ only where a secret is masked
+            lines.append(
+                f"{where}: {max(len(was_all), len(is_all))} objects of this name once its secrets are masked, and"
+                " one of them changed since the review (give them names that differ outside their secrets)"
+            )
+            digests_moved = True
+            continue
+        if not was_all:
+            lines.append(f"{where}: not in the reviewed plan, now {_said(is_all[0])}")
+            continue
+        if not is_all:
+            lines.append(f"{where}: reviewed as {_said(was_all[0])}, now nothing to do")
+            continue
+        was, is_ = was_all[0], is_all[0]
+        if was["reads"] != is_["reads"]:
             lines.append(f"{where}: reviewed reading {_reads(was)} from Airflow, now reading {_reads(is_)}")
         else:
             said_was, said_now = _said(was), _said(is_)
@@ -201,20 +214,25 @@ def _row_problem(row: object) -> str | None:
     return None
 
 
-def _writing_rows(rows: list[Mapping[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+def _writing_rows(rows: list[Mapping[str, Any]]) -> dict[tuple[str, str, str], tuple[dict[str, Any], ...]]:
     """The rows that write or block, by (kind, name, pinned id), in a form two plans compare by (JSON text for
-    fields); definitions pinned to different objects may share a name."""
+    fields); definitions pinned to different objects may share a name. A plan's names are masked, so two objects
+    whose names differ only in a secret share a key: each key holds all its rows (in a fixed order), so that an
+    edit of either one moves the plan rather than hiding behind the other."""
+    found: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["action"] in _WRITING:
+            form = {
+                "action": row["action"],
+                "id": row.get("id"),
+                "version": row.get("version"),
+                "fields": json.dumps(row.get("fields", []), sort_keys=True, default=str),
+                "digest": row.get("digest"),
+                "reads": json.dumps(row.get("reads", []), sort_keys=True),
+            }
+            found.setdefault((row["kind"], row["name"], str(row.get("pinned_id") or "")), []).append(form)
     return {
-        (row["kind"], row["name"], str(row.get("pinned_id") or "")): {
-            "action": row["action"],
-            "id": row.get("id"),
-            "version": row.get("version"),
-            "fields": json.dumps(row.get("fields", []), sort_keys=True, default=str),
-            "digest": row.get("digest"),
-            "reads": json.dumps(row.get("reads", []), sort_keys=True),
-        }
-        for row in rows
-        if row["action"] in _WRITING
+        key: tuple(sorted(forms, key=lambda form: json.dumps(form, sort_keys=True))) for key, forms in found.items()
     }
 
 

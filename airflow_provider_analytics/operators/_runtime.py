@@ -57,6 +57,7 @@ from airflow_provider_analytics.wire._deadline import LAST_LOOK_SECONDS, call_de
 from airflow_provider_analytics.wire._ids import answered_id, validate_id, validate_page_size
 from airflow_provider_analytics.wire._names import one_of, resolve_name
 from airflow_provider_analytics.wire._progress import TransferProgress
+from airflow_provider_analytics.wire._redaction import scrub_text
 from airflow_provider_analytics.wire._times import parse_time
 from airflow_provider_analytics.wire.errors import (
     TRANSIENT_ERRORS,
@@ -127,6 +128,7 @@ __all__ = [
     "refuse_existing",
     "reschedule_after_pause",
     "resolve_name",
+    "scrub_text",
     "survey",
     "try_number_of",
     "validate_id",

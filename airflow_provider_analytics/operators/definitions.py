@@ -130,8 +130,8 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
         result["applied"] = applied.to_dict()
         for item in applied.written:
             url = self.ui_link(f"dashboards/{item.id}") if item.kind == "dashboard" else None
-            if url:
-                result["links"][item.name] = url
+            if url:  # keyed by the name as the plan shows it: output, masked (a name may hold a secret)
+                result["links"][operators._runtime.scrub_text(item.name)] = url
                 self.log.info("Dashboard %r (%s): %s", item.name, item.action, url)
         return result
 

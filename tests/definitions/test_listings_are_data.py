@@ -183,3 +183,15 @@ def test_a_dashboard_update_repeated_beside_a_remembered_secret_is_not_a_conflic
 
     assert again["version"] == first["version"] == 2
     assert secret not in str(again)  # a hook method's answer is masked as ever
+
+
+def test_what_an_apply_returns_masks_a_secret_a_name_holds(empty: SandboxServer, hook: AnalyticsHook) -> None:
+    secret = a_secret("alpha")
+    definitions = {"workflows": [{"name": f"scoring-{secret}", "configuration": {"api_token": secret}}]}
+
+    applied = hook.apply_plan(hook.plan_definitions(definitions), key_seed="masked-output")
+
+    assert names_on_the_platform(empty, "workflows") == [f"scoring-{secret}"]  # sent as written
+    for shown in (repr(applied), repr(applied.written[0]), json.dumps(applied.to_dict())):
+        assert secret not in shown
+        assert "scoring-***" in shown

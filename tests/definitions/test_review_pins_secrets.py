@@ -217,3 +217,28 @@ def test_an_idempotency_key_cannot_be_guessed_back_to_a_secret(empty: SandboxSer
         ApplyDefinitionsOperator(task_id="apply", definitions=enrich("winter2027")).execute(make_context())
     (_, again) = writes(empty)
     assert again.headers["idempotency-key"] == header
+
+
+def test_an_edit_hidden_behind_a_name_that_masks_the_same_moves_the_plan(empty: SandboxServer) -> None:
+    # A plan is output, so its names are masked: "n-***" as written and "n-<secret>" look the same in it. The
+    # reviewed rows were matched by name, the later one replacing the earlier, so an edit of either went through.
+    secret = "alphasecret-5e6f7a"
+
+    def document(steps: list[str]) -> dict[str, Any]:
+        return {
+            "workflows": [
+                {"name": "n-***", "configuration": {"steps": steps}},
+                {"name": f"n-{secret}", "configuration": {"api_token": secret}},
+            ]
+        }
+
+    reviewed = plan(document(["ok"]))
+    assert [row["name"] for row in reviewed["plan"]["changes"]] == ["n-***", "n-***"]
+
+    with pytest.raises(ReviewedPlanMoved) as moved:
+        apply(document(["edited-after-review"]), reviewed)
+
+    assert writes(empty) == []
+    assert "workflow 'n-***': 2 objects of this name once its secrets are masked" in str(moved.value)
+    apply(document(["ok"]), reviewed)  # the reviewed content itself is applied
+    assert sorted(record.name for record in workspace(empty).workflows.values()) == ["n-***", f"n-{secret}"]
