@@ -262,6 +262,7 @@ def _check_writes(writes: list[Change], key_seed: str, values: Values) -> dict[i
     """
     problems = Problems("The definitions")
     ready: dict[int, tuple[dict[str, Any], Call[Any]]] = {}
+    carried = []
     for index, change in enumerate(writes):
         try:
             built = _built(change, lambda ref: ref if isinstance(ref, str) else _PLACEHOLDER_ID, key_seed, values)
@@ -269,9 +270,14 @@ def _check_writes(writes: list[Change], key_seed: str, values: Values) -> dict[i
             where = change.definition.origin if change.definition is not None else f"{change.kind} {change.name!r}"
             problems.add(f"{where}: {error}")
             continue
+        if change.kind in _FREE_FORM:
+            carried.append(built[0][_FREE_FORM[change.kind]])
         if all(isinstance(ref, str) for ref in change.refs):
             ready[index] = built
     problems.raise_if_any()
+    # Every secret the writes carry, as sent (a value read from Airflow may hold a URL whose password the rule
+    # finds), registered at once: one past the masker's bounds fails the apply here, not after its first write.
+    register_secrets(carried)
     return ready
 
 

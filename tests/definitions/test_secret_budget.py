@@ -171,3 +171,23 @@ def test_a_file_of_thousands_of_secrets_fails_the_plan_at_once_before_any_reques
 
     assert empty.state.requests == []
     assert "split the definitions over tasks" in str(caught.value)
+
+
+def test_secrets_found_in_a_value_read_are_checked_against_the_masker_s_bound_before_the_first_write(
+    empty: SandboxServer, hook: AnalyticsHook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One text read from Airflow (registered whole), holding 600 URLs whose passwords the rule finds in the body
+    # as sent: more new secrets than Airflow's masker takes at once. The first data source was created before.
+    text = " ".join(f"postgres://svc:pw-{index:04}-{uuid.uuid4().hex[:6]}@db/sales" for index in range(600))
+    reference = kept_in_variable(monkeypatch, text)
+    definitions = {
+        "data_sources": [
+            {"name": "a-first", "type": "bigquery", "connection": {"project": "p"}},
+            {"name": "b-second", "type": "postgres", "connection": {"host": "db", "dsn": reference}},
+        ]
+    }
+
+    message = refused_apply(hook, empty, definitions)
+
+    assert "600 new secret values of" in message
+    assert "pw-0001" not in message
