@@ -11,6 +11,7 @@ its client), never through the hook: this module is what the hook's ``export_def
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
@@ -43,19 +44,46 @@ def read_existing(sender: Sender) -> Existing:
     # as the platform sent it (unmasked): it is data a plan compares and an export writes, and masking a secret
     # remembered from the definitions would rewrite it (a workflow named "churn-scoring" read as "***-scoring"
     # beside a secret "churn" would be planned as a create at every run). Messages and log lines are masked.
+    budget = _Budget()
     data_sources = sender.call(endpoints.list_data_sources().unmasked())
-    existing_sources = _objects(data_sources, "data source")
+    existing_sources = _objects(data_sources, "data source", budget)
     charts = sender.call(endpoints.list_charts().unmasked())
-    existing_charts = _objects(charts, "chart")
+    existing_charts = _objects(charts, "chart", budget)
     dashboards = listing(sender, endpoints.list_dashboards().unmasked())  # lazy: each page sent as _objects reads it
-    existing_dashboards = _objects(dashboards, "dashboard")
+    existing_dashboards = _objects(dashboards, "dashboard", budget)
     workflows = listing(sender, endpoints.list_workflows().unmasked())
-    return Existing(existing_sources, existing_charts, existing_dashboards, _objects(workflows, "workflow"))
+    return Existing(existing_sources, existing_charts, existing_dashboards, _objects(workflows, "workflow", budget))
 
 
-def _objects(items: Iterable[Mapping[str, Any]], label: str) -> tuple[dict[str, Any], ...]:
-    objects = tuple(dict(item) if isinstance(item, Mapping) else item for item in items)
-    for item in objects:
+# What a plan or an export holds of the platform's listings, all four together: objects, and their bytes as compact
+# JSON. A listing may run to 10,000 pages (wire/_contract.py), each within the answer cap: far more than a worker's
+# memory or a plan's XCom holds. A workspace past these is refused, naming them, before the plan is made.
+MOST_LISTED_OBJECTS = 100_000
+MOST_LISTED_BYTES = 64 * 1024 * 1024
+
+
+class _Budget:
+    """What the listings read so far hold; :meth:`take` refuses an object past either bound."""
+
+    def __init__(self) -> None:
+        self.objects = 0
+        self.bytes = 0
+
+    def take(self, item: Mapping[str, Any], label: str) -> None:
+        self.objects += 1
+        self.bytes += len(json.dumps(item, separators=(",", ":"), ensure_ascii=False, default=str))
+        if self.objects > MOST_LISTED_OBJECTS or self.bytes > MOST_LISTED_BYTES:
+            raise UnexpectedResponseError(
+                f"the platform's listings hold over {MOST_LISTED_OBJECTS:,} objects or {MOST_LISTED_BYTES // 2**20}"
+                f" MiB of JSON (reached at a {label}), more than a plan or an export reads: stopped reading them."
+                " Split the workspace, or remove objects no definition needs"
+            )
+
+
+def _objects(items: Iterable[Mapping[str, Any]], label: str, budget: _Budget) -> tuple[dict[str, Any], ...]:
+    objects = []
+    for listed_item in items:  # pages are sent as this reads them: one past the budget is never asked for
+        item = dict(listed_item) if isinstance(listed_item, Mapping) else listed_item
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             shown = clean_text(repr(item), 120)  # masked: the listing is not
             raise UnexpectedResponseError(f"the platform listed a {label} without a string 'id': {shown}")
@@ -65,7 +93,9 @@ def _objects(items: Iterable[Mapping[str, Any]], label: str) -> tuple[dict[str, 
                 f"{clean_text(repr(item.get('name')), 100)}) holding a value nested more than {MAX_DEPTH} levels "
                 "deep, which definitions can neither hold nor compare: flatten it on the platform"
             )
-    return objects
+        budget.take(item, label)  # measured once known to nest within MAX_DEPTH
+        objects.append(item)
+    return tuple(objects)
 
 
 def _nested_too_deep(fields: Iterable[Any]) -> bool:

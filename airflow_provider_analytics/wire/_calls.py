@@ -145,6 +145,11 @@ class PagedCall(Generic[T]):
         cursor = document.get("next_cursor")
         if not isinstance(items, list):
             raise UnexpectedResponseError("the platform answered a page without a 'data' list")
+        if len(items) > self.page_size:  # the contract: a page holds at most its limit; more is no page of ours
+            raise UnexpectedResponseError(
+                f"GET {self.path}: the platform answered a page of {len(items):,} items, asked for at most"
+                f" {self.page_size}; stopped reading the listing"
+            )
         if not (cursor is None or isinstance(cursor, str)):
             raise UnexpectedResponseError(
                 f"the page's next_cursor must be a string or null, not {type(cursor).__name__}"
