@@ -24,8 +24,9 @@ from airflow.providers.common.compat.sdk import AirflowNotFoundException, BaseHo
 from airflow_provider_analytics.definitions._digests import DigestKey
 from airflow_provider_analytics.definitions._model import SecretRef
 from airflow_provider_analytics.definitions._references import CONNECTION_FIELDS, Missing
+from airflow_provider_analytics.hooks.base import AnalyticsBaseHook
 
-__all__ = ["deployment_key", "read_airflow_secret"]
+__all__ = ["PROVIDER_CONN_TYPE", "deployment_key", "read_airflow_secret"]
 
 
 def deployment_key() -> DigestKey:
@@ -40,12 +41,19 @@ def deployment_key() -> DigestKey:
     return DigestKey.of_this_process() if key is None else key
 
 
-def read_airflow_secret(ref: SecretRef) -> Any:
+# The provider's own connection type: such a connection holds an API token of the platform (another workspace's,
+# say), which no definition sends as a value unless the deployment named that connection exactly.
+PROVIDER_CONN_TYPE = AnalyticsBaseHook.conn_type
+
+
+def read_airflow_secret(ref: SecretRef, *, named_exactly: bool = False) -> Any:
     """The value ``ref`` names: a field of an Airflow connection, or an Airflow variable.
 
     :param ref: the reference, as loaded.
+    :param named_exactly: the deployment's ``secret_sources`` holds the reference's very id (not through a
+        wildcard): only then may a connection of the provider's own type (``analytics``) be read.
     :return: the value, or :class:`Missing` saying what is not there: the connection or variable is not
-        defined, or the field is unset or empty.
+        defined, or the field is unset or empty, or the connection is an ``analytics`` one not named exactly.
     """
     if ref.source == "variable":
         try:
@@ -61,6 +69,12 @@ def read_airflow_secret(ref: SecretRef) -> Any:
     field = ref.field or "password"
     try:
         connection = BaseHook.get_connection(ref.key)
+        if connection.conn_type == PROVIDER_CONN_TYPE and not named_exactly:
+            return Missing(
+                f"reads Airflow connection {ref.key!r}, an {PROVIDER_CONN_TYPE!r} connection: it holds an API token"
+                " of the platform, which a wildcard of secret_sources never admits; name its id exactly in the"
+                " analytics connection's extra 'secret_sources' if the token is meant to be sent"
+            )
         if field in CONNECTION_FIELDS:
             value = getattr(connection, field, None)
         else:

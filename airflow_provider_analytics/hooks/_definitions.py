@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from airflow_provider_analytics.connection._protocol import ConnectionLike
     from airflow_provider_analytics.definitions import AppliedPlan, Plan
     from airflow_provider_analytics.definitions._files import DefinitionsSource
+    from airflow_provider_analytics.definitions._model import SecretRef
     from airflow_provider_analytics.wire._calls import Sender
     from airflow_provider_analytics.wire._progress import InfoLog
 
@@ -98,7 +99,11 @@ def apply_plan(
     seed = f"call-{uuid.uuid4().hex}" if key_seed is None else key_seed
     # Secrets kept in Airflow are read here, at apply time only, into what is sent.
     allowed = secret_sources(connection)
-    return _apply.apply_plan(client, plan, key_seed=seed, log=log, secrets=read_airflow_secret, secret_sources=allowed)
+
+    def read(ref: SecretRef) -> Any:
+        return read_airflow_secret(ref, named_exactly=ref.key in allowed.patterns)
+
+    return _apply.apply_plan(client, plan, key_seed=seed, log=log, secrets=read, secret_sources=allowed)
 
 
 def export_definitions(

@@ -117,3 +117,24 @@ def test_an_export_never_refers_to_the_provider_s_own_connection(
     assert [change.action for change in plan.changes if change.name == "Default"] == ["unchanged"]
     with empty.state.lock:
         assert [record.name for record in workspace(empty).data_sources.values()] == ["Default"]
+
+
+def test_another_analytics_connection_is_read_only_when_named_exactly(
+    empty: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another workspace's API token, in a connection of the provider's type that analytics_* matches.
+    other = {"conn_type": "analytics", "host": "https://other.example", "password": "prod-Token-1f2e3d4c"}
+    monkeypatch.setenv("AIRFLOW_CONN_ANALYTICS_PROD", json.dumps(other))
+    with AnalyticsHook() as hook:
+        plan = hook.plan_definitions(reading("analytics_prod"))
+        with pytest.raises(AnalyticsInputError, match="'analytics_prod', an 'analytics' connection: it holds an API"):
+            hook.apply_plan(plan, key_seed="other-token")
+    assert [entry.method for entry in empty.state.requests] == ["GET"] * 4  # the plan's listings, no write
+
+    with_extra(monkeypatch, empty, secret_sources=["analytics_*", "analytics_prod"])
+    with AnalyticsHook() as hook:
+        document = reading("analytics_prod")
+        document["data_sources"][0]["connection"]["database"] = "sales"
+        hook.apply_plan(hook.plan_definitions(document), key_seed="named-exactly")
+    (record,) = workspace(empty).data_sources.values()
+    assert record.name == "exfil"
