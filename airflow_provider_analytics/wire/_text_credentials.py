@@ -16,6 +16,11 @@ A text holds a credential, and the rest of it is plain, in these shapes (docs/ho
 - **a header line** ``<name>: <value>`` (a line of its own) whose name names a credential, the value one word,
   after an optional authentication scheme: ``Authorization: Basic dXNlcjpwYXNz``, ``X-Api-Key: abc``,
   ``password: hunter22``;
+- **a keyed value** in a serialised mapping, under a name that names a credential: JSON or a Python ``repr``
+  inside a text (``"password": "..."``, ``'private_key': '...'``, the name quoted, the value quoted or bare), a
+  YAML flow mapping (``{password: ...}``, ``, token: ...``: a bare name right after ``{`` or ``,``) and an XML
+  element (``<password>...</password>``). A quoted value is read up to ``KEYED_MOST`` characters (a key file's
+  PEM text fits), with its escapes;
 - **a bearer credential** ``Bearer <8 or more token characters>``, wherever it stands (what ``_redaction`` masks
   in every text, whoever's it is; "send a Bearer token" is prose).
 
@@ -51,6 +56,14 @@ _SCHEMES = "basic|bearer|digest|token|negotiate|ntlm|key|apikey"
 _HEADER_LINE = re.compile(
     rf"(?m)^[ \t]*(?P<name>[A-Za-z][\w.-]*)[ \t]*:[ \t]*(?:(?i:{_SCHEMES})[ \t]+)?(?P<value>[^\s]+)[ \t]*\r?$"
 )
+# A keyed value: each scan of a quoted value ends at the next unescaped quote, where the next quoted name would
+# have to start, and a bare one at the next delimiter (a "{" included), so the whole text is read about once.
+KEYED_MOST = 16_384
+_KEYED = re.compile(
+    r"""(?:(?P<quote>["'])(?P<quoted>[A-Za-z_][\w.-]*)(?P=quote)|(?<=[{,])[ \t]*(?P<bare>[A-Za-z_][\w.-]*))[ \t]*:"""
+    rf"""[ \t]*(?P<value>"(?:[^"\\]|\\.){{0,{KEYED_MOST}}}"|'(?:[^'\\]|\\.){{0,{KEYED_MOST}}}'|[^\s,{{}}\[\]'"]+)"""
+)
+_ELEMENT = re.compile(rf"<(?P<name>[A-Za-z_][\w.-]*)>(?P<value>[^<]{{1,{KEYED_MOST}}})</(?P=name)>")
 _NON_WORD = re.compile(r"\W+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # A name names a credential when it ends in one of these (as normalized_name writes it): "DB_PASSWORD",
@@ -97,6 +110,9 @@ def credential_spans(text: str) -> list[tuple[int, int]]:
         spans += _assigned(text)
     if ":" in text:
         spans += [match.span("value") for match in _HEADER_LINE.finditer(text) if names_credential(match["name"])]
+        spans += _keyed(text)
+    if "</" in text:
+        spans += [match.span("value") for match in _ELEMENT.finditer(text) if names_credential(match["name"])]
     spans += [match.span("credential") for match in _BEARER.finditer(text)]
     merged: list[tuple[int, int]] = []
     for start, end in sorted(span for span in spans if span[1] > span[0]):
@@ -129,6 +145,20 @@ def _assigned(text: str) -> list[tuple[int, int]]:
             continue
         start, end = match.span("value")
         if text[start] in "'\"{":
+            start, end = start + 1, end - 1
+        spans.append((start, end))
+    return spans
+
+
+def _keyed(text: str) -> list[tuple[int, int]]:
+    """The value of each keyed value (JSON, a ``repr``, a YAML flow mapping) under a name that names a credential
+    (quotes left out)."""
+    spans = []
+    for match in _KEYED.finditer(text):
+        if not names_credential(match["quoted"] or match["bare"]):
+            continue
+        start, end = match.span("value")
+        if text[start] in "'\"":
             start, end = start + 1, end - 1
         spans.append((start, end))
     return spans

@@ -218,3 +218,30 @@ def test_the_literal_escape_stands_alone_and_is_read_as_written(empty: SandboxSe
         hook.plan_definitions({"workflows": [{"name": "w", "configuration": {"value": {"$literal": 1, "b": 2}}}]})
     assert "found 'b'" in str(caught.value)
     assert len(empty.state.requests) == before  # refused before any request
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            json.dumps(
+                {"type": "service_account", "private_key": "-----BEGIN KEY-----\nMIIEgcp77\n-----END KEY-----\n"}
+            ),
+            "MIIEgcp77",
+        ),
+        (str({"user": "svc", "password": "repr-Pw-4d5e6f"}), "repr-Pw-4d5e6f"),
+        ("db: {host: h, password: flow-Pw-7a8b9c}", "flow-Pw-7a8b9c"),
+        ("<auth><password>xml-Pw-1c2d3e</password></auth>", "xml-Pw-1c2d3e"),
+    ],
+)
+def test_a_credential_in_a_serialised_mapping_is_exported_as_a_reference(
+    empty: SandboxServer, tmp_path: Path, text: str, secret: str
+) -> None:
+    # The third outside pass: each of these texts was written to the export's files in clear.
+    plant(empty, wf_serialised=("workflow", "serialised", {"settings": text}))
+
+    export_to(tmp_path, names=["serialised"])
+
+    written = "".join(path.read_text() for path in tmp_path.rglob("*.yaml"))
+    assert "analytics_serialised_configuration_settings" in written  # a variable the deployment must hold
+    assert secret not in written

@@ -45,6 +45,15 @@ FULLWIDTH_PASSWORD = "".join(chr(ord(letter) + 0xFEE0) for letter in "password")
         ("X-Api-Key: Tr0ubHdr77", "Tr0ubHdr77"),
         ("accept: json\npassword: Tr0ubLine77\n", "Tr0ubLine77"),
         ("Authorization: Bearer abcdefgh12345", "abcdefgh12345"),
+        # Serialised mappings inside a text (the third outside pass: an export wrote each of these in clear).
+        (
+            '{"type": "service_account", "private_key": "-----BEGIN KEY-----\\nMIIEkey77\\n-----END KEY-----"}',
+            "-----BEGIN KEY-----\\nMIIEkey77\\n-----END KEY-----",
+        ),
+        ("{'user': 'svc', 'password': 'Tr0ubRepr77'}", "Tr0ubRepr77"),
+        ('{"password": "Tr0ub\\"Esc77"}', 'Tr0ub\\"Esc77'),
+        ("db: {host: h, password: Tr0ubFlow77}", "Tr0ubFlow77"),
+        ("<config><user>svc</user><password>Tr0ubXml77</password></config>", "Tr0ubXml77"),
     ],
 )
 def test_a_credential_inside_a_text_is_found_whole_and_masked(text: str, credential: str) -> None:
@@ -64,6 +73,8 @@ def test_a_credential_inside_a_text_is_found_whole_and_masked(text: str, credent
         "Password: must be at least twelve characters long",  # prose, not a header line
         "git@github.com:org/repo.git",
         "http://[::1]:8080/metrics",
+        '{"max_tokens": 100, "token_limit": "low", "notes": "password rules"}',  # JSON, no credential named
+        "<password_policy>twelve characters</password_policy>",
     ],
 )
 def test_texts_without_a_credential_are_left_as_they_are(text: str) -> None:
