@@ -186,16 +186,27 @@ def _documents(definitions: Mapping[str, list[dict[str, Any]]], split_by: str) -
         used: set[str] = set()
         for entry, stem in zip(entries, stems, strict=True):
             if "id" in entry:  # pinned: a name the platform shares, told apart by the id
-                name = "-".join(part for part in (stem, str(entry["id"])) if part)
+                ident = str(entry["id"])
+                # Lower case, as slugs are: a case-insensitive disk (macOS, Windows) holds wf_ABC and wf_abc as one
+                # file. An id with capitals gets its own digest, the same every time, so the two stay apart.
+                told = ident.lower() + (f"-{_name_digest(ident)[:6]}" if ident != ident.lower() else "")
+                name = "-".join(part for part in (stem, told) if part)
             elif stem and counts[stem] == 1:
                 name = stem
             else:  # no letter or digit, or a slug another name shares: the name's digest, the same every time
                 name = f"{stem or _LABEL_OF.get(section, 'object')}-{_name_digest(entry['name'])}"
-            while name in used:  # "a x1" slugs as the "a" of id x1: two objects never share a file
+            # "a x1" slugs as the "a" of id x1, and Windows reserves con, nul, com1...: never such a file.
+            while name in used or name.split(".")[0] in _RESERVED_STEMS:
                 name = f"{name}-{_name_digest(name)[:6]}"
             used.add(name)
             documents.append((f"{section}/{name}.yaml", {section: [entry]}))
     return documents
+
+
+# The names Windows reserves for devices, whatever follows a dot ("con.yaml" opens the console there).
+_RESERVED_STEMS = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{digit}" for digit in range(10)), *(f"lpt{digit}" for digit in range(10))}
+)
 
 
 def _slug(name: str) -> str:

@@ -263,3 +263,20 @@ def test_names_that_slug_alike_get_files_named_by_their_digest_the_same_at_every
     assert len(set(first["files"])) == 3
     assert set(first["files"]) < set(second["files"])  # each earlier name kept its file
     assert [os.path.basename(path).startswith("sales-") for path in second["files"]] == [True] * 4
+
+
+def test_file_names_stay_apart_on_a_case_insensitive_disk_and_avoid_windows_device_names(
+    empty: SandboxServer, hook: AnalyticsHook, tmp_path: Path
+) -> None:
+    add_workflow(empty, "wf_ABC", "Revenue")  # one name, ids that differ only in case
+    add_workflow(empty, "wf_abc", "Revenue")
+    add_workflow(empty, "wf_console", "CON")  # Windows opens the console for con.yaml, whatever the folder
+
+    result = export(tmp_path, split_by="object", kinds=["workflows"])
+
+    names = [path.rsplit("/", 1)[1] for path in result["files"]]
+    assert len({name.casefold() for name in names}) == 3
+    assert all(name == name.lower() for name in names)
+    assert not any(name.split(".")[0] in ("con", "prn", "aux", "nul") for name in names)
+    assert export(tmp_path, split_by="object", kinds=["workflows"])["files"] == result["files"]  # the same each time
+    assert hook.plan_definitions(f"{tmp_path}/**/*.yaml").counts["unchanged"] == 3
