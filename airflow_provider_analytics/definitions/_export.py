@@ -136,6 +136,7 @@ def export_definitions(
     usable = {kind: _usable(kind, existing.of_kind(kind), notes) for kind in KINDS}
     naming = {kind: _Naming(usable[kind]) for kind in KINDS}
     exported: dict[str, list[dict[str, Any]]] = {}
+    taken: dict[str, tuple[str, ...]] = {}  # the references written: each names one secret only
     for kind in KINDS:
         if kind not in kinds:
             continue
@@ -143,7 +144,7 @@ def export_definitions(
         chosen.sort(key=lambda item: (item["name"], item["id"]))
         entries = []
         for item in chosen:
-            entry = {"name": item["name"], **_fields(kind, item, naming, Said(left_out, referred, escaped, own))}
+            entry = {"name": item["name"], **_fields(kind, item, naming, Said(left_out, referred, escaped, own, taken))}
             if naming[kind].shared(item["name"]):
                 entry["id"] = item["id"]
             entries.append(entry)

@@ -15,9 +15,11 @@ platform, so (``_export``'s docstring says it for users):
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_analytics.definitions._allowed import DEFAULT_OWN_CONNECTIONS
@@ -55,6 +57,22 @@ class Said:
     referred: list[str]
     escaped: list[str]
     own: Collection[str] = DEFAULT_OWN_CONNECTIONS
+    # The references written so far, and what each stands for: two secrets never share one (slugs drop what tells
+    # "Prod-A" from "prod_a", or "API_KEY" from "api-key"), or an apply would send one secret for both.
+    taken: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def unique(self, reference: str, owner: tuple[str, ...]) -> str:
+        """``reference`` for ``owner`` (what it stands for: the object and the field), or, when another owner has it,
+        ``reference`` with the first 6 hex digits of the owner's SHA-256: the same owner gets the same one.
+
+        :param reference: the connection id or variable key as derived from the names.
+        :param owner: the object's kind and id, and the field's path.
+        """
+        while self.taken.setdefault(reference, owner) != owner:
+            digest = hashlib.sha256("\x00".join(owner).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+            reference = f"{reference[:243]}_{digest}"
+            owner = (*owner, digest)  # a name that was itself taken takes one more digest
+        return reference
 
 
 def reference_connection_id(name: str, ident: str, own: Collection[str] = DEFAULT_OWN_CONNECTIONS) -> str:
@@ -66,7 +84,7 @@ def reference_connection_id(name: str, ident: str, own: Collection[str] = DEFAUL
     :param ident: its id (the slug when the name has no letter or digit).
     :param own: the ids of the connections the provider itself uses.
     """
-    slug = _NOT_SLUG.sub("_", name.lower()).strip("_")[:_MOST_SLUG].strip("_")
+    slug = _NOT_SLUG.sub("_", unicodedata.normalize("NFKC", name).lower()).strip("_")[:_MOST_SLUG].strip("_")
     conn_id = f"analytics_{slug or ident.lower()}"
     return f"{conn_id}_{ident.lower()}" if conn_id in own else conn_id
 
@@ -79,7 +97,8 @@ def reference_variable_key(name: str, ident: str, path: str) -> str:
     :param ident: its id (the slug when the name has no letter or digit).
     :param path: the secret's path: ``configuration.auth.api_token``.
     """
-    return f"{reference_connection_id(name, ident)}_{_NOT_SLUG.sub('_', path.lower()).strip('_')}"[:250]
+    place = _NOT_SLUG.sub("_", unicodedata.normalize("NFKC", path).lower()).strip("_")
+    return f"{reference_connection_id(name, ident)}_{place}"[:250]
 
 
 def no_credentials(fields: Mapping[str, Any], where: str) -> None:
@@ -146,7 +165,7 @@ def connection_written(item: Mapping[str, Any], where: str, said: Said) -> objec
         return {}
     if not isinstance(held, Mapping):
         return held  # refused by the check of the result
-    conn_id = reference_connection_id(item["name"], item["id"], said.own)
+    conn_id = said.unique(reference_connection_id(item["name"], item["id"], said.own), ("connection", item["id"]))
     written: dict[str, Any] = {}
     escaped: list[str] = []
     for key in sorted(held):
@@ -192,7 +211,7 @@ def free_form_written(value: object, name: str, item: Mapping[str, Any], said: S
 
     def refer(path: Path, _secret: Any) -> _Secret:
         place = _path_text(name, path)
-        variable = reference_variable_key(item["name"], item["id"], place)
+        variable = said.unique(reference_variable_key(item["name"], item["id"], place), ("variable", item["id"], place))
         secrets.append(f"{one_line(place)[:200]} from {variable!r}")
         return _Secret(variable)
 

@@ -164,12 +164,12 @@ def _check_bucket(path: AnyPath) -> None:
 
 
 def no_credentials(error: BaseException) -> bool:
-    """Whether ``error`` is botocore's "no credentials" (none found, or half of a key): S3 without any key."""
-    try:
-        from botocore.exceptions import NoCredentialsError, PartialCredentialsError
-    except ImportError:  # no botocore: not S3
-        return False
-    return isinstance(error, (NoCredentialsError, PartialCredentialsError))
+    """Whether ``error`` is botocore's "no credentials" (none found, or half of a key): S3 without any key. Told by
+    its class's name and module, as botocore is not the provider's dependency (only S3 destinations bring it)."""
+    return any(
+        kind.__module__ == "botocore.exceptions" and kind.__name__ in ("NoCredentialsError", "PartialCredentialsError")
+        for kind in type(error).__mro__
+    )
 
 
 def _local_path_of_file_uri(uri: str) -> str:

@@ -131,7 +131,8 @@ class ApplyDefinitionsOperator(AnalyticsBaseOperator):
         for item in applied.written:
             url = self.ui_link(f"dashboards/{item.id}") if item.kind == "dashboard" else None
             if url:  # keyed by the name as the plan shows it: output, masked (a name may hold a secret)
-                result["links"][operators._runtime.scrub_text(item.name)] = url
+                shown = operators._runtime.scrub_text(item.name)
+                result["links"][shown if shown == item.name else f"{shown} ({item.id})"] = url
                 self.log.info("Dashboard %r (%s): %s", item.name, item.action, url)
         return result
 

@@ -147,8 +147,8 @@ class PagedCall(Generic[T]):
             raise UnexpectedResponseError("the platform answered a page without a 'data' list")
         if len(items) > self.page_size:  # the contract: a page holds at most its limit; more is no page of ours
             raise UnexpectedResponseError(
-                f"GET {self.path}: the platform answered a page of {len(items):,} items, asked for at most"
-                f" {self.page_size}; stopped reading the listing"
+                f"the platform answered a page of {len(items):,} items, asked for at most {self.page_size}; stopped"
+                " reading the listing"
             )
         if not (cursor is None or isinstance(cursor, str)):
             raise UnexpectedResponseError(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no type information
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
 from airflow_provider_analytics.operators.definitions import ApplyDefinitionsOperator, ExportDefinitionsOperator
@@ -245,3 +246,46 @@ def test_a_credential_in_a_serialised_mapping_is_exported_as_a_reference(
     written = "".join(path.read_text() for path in tmp_path.rglob("*.yaml"))
     assert "analytics_serialised_configuration_settings" in written  # a variable the deployment must hold
     assert secret not in written
+
+
+def test_two_secrets_never_share_one_reference(empty: SandboxServer, tmp_path: Path) -> None:
+    # Slugs drop what tells these apart; one shared variable would make an apply send one secret for both.
+    fullwidth = "".join(chr(ord(letter) + 0xFEE0) for letter in "password")
+    plant(
+        empty,
+        wf_clash_a=(
+            "workflow",
+            "Prod-A",
+            {"API_KEY": "k1-9f8e7d", "api-key": "k2-6c5b4a", "env": ["--token", "t-8a7b6c"]},
+        ),
+        wf_clash_b=(
+            "workflow",
+            "prod_a",
+            {"password": "pw-3e2d1c", fullwidth: "pw-0f1e2d", "env_1": "PWD=t-5d4e3f"},
+        ),
+        ds_clash_a=("data_source", "Sales-DB", {"password": "ds-1a2b3c"}),
+        ds_clash_b=("data_source", "sales_db", {"password": "ds-4d5e6f"}),
+    )
+
+    export_to(tmp_path, names=["Prod-A", "prod_a", "Sales-DB", "sales_db"])
+    again = tmp_path / "again"
+    export_to(again, names=["Prod-A", "prod_a", "Sales-DB", "sales_db"])
+
+    references: list[str] = []
+    pending: list[Any] = [yaml.safe_load(path.read_text()) for path in sorted(tmp_path.glob("*.yaml"))]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict) and ({"from_variable", "from_connection"} & value.keys()):
+            references.append(json.dumps(value, sort_keys=True))
+        elif isinstance(value, dict):
+            pending += value.values()
+        elif isinstance(value, list):
+            pending += value
+    variables = [ref for ref in references if "from_variable" in ref]
+    assert len(variables) == 6  # API_KEY, api-key, env[1] (--token's value); password, the fullwidth one, env_1
+    assert len(set(variables)) == 6
+    connections = {ref for ref in references if "from_connection" in ref}
+    assert len(connections) == 2  # one Airflow connection per data source, each its own
+    assert sorted(path.read_text() for path in again.glob("*.yaml")) == sorted(
+        path.read_text() for path in tmp_path.glob("*.yaml")
+    )  # the same names at every export
