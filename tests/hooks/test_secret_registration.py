@@ -207,7 +207,7 @@ def test_a_hundred_secrets_at_once_are_masked_by_airflow_s_masker_too(
     sandbox: SandboxServer, hook: AnalyticsHook
 ) -> None:
     # A definitions file with a hundred data sources' passwords is within the bound (a few seconds at most).
-    many = {f"api_token_{index}": unique_secret(f"s{index:03}") for index in range(100)}
+    many = {f"api_token_{index}": unique_secret(f"key{index:03}") for index in range(100)}  # k: never JSON syntax
 
     hook.create_workflow(f"hundred-{uuid.uuid4().hex[:8]}", {"steps": [], **many})
 
