@@ -190,6 +190,8 @@ class Learned:
         source: PauseSource,
         came_at: float,
         wall: float,
+        *,
+        accepted: bool = False,
     ) -> Change:
         """A 429: pause every request, and cut the pace unless this refusal is an echo or not about this pace.
 
@@ -200,6 +202,8 @@ class Learned:
         :param source: what asked for the pause.
         :param came_at: the requests per second that succeeded just before (the rate the refusal came at).
         :param wall: epoch seconds now.
+        :param accepted: ``came_at`` counts what the platform accepted of every request on the token in its busiest
+            second (the fleet's, through the store), not what one process saw or the rate requests were sent at.
         """
         change = Change()
         self.pause(now, max(pause, MIN_PAUSE), source, max_pause, wall, change)
@@ -221,7 +225,14 @@ class Learned:
             # A pace far below what the platform just accepted was still being learnt (from a window's last
             # requests) and says nothing about the limit: then the rate accepted is the one it came at.
             rate = came_at if self.rate < came_at / 2 else self.rate
-            self.ceiling = rate * (QUICK_REFUSAL_CUT if quick else 1.0)
+            if accepted and came_at > 0:
+                # What the platform accepted of the whole token in its busiest second is measured, not guessed: the
+                # ceiling is no more than that, nor less than the pace if it accepted as much (sends that bunched
+                # up). Cuts by a guess overshoot: after a burst's refusals a fleet's 97 % of 100 became 82 %. One
+                # process's own count says nothing of the others': alone, it cuts.
+                self.ceiling = min(rate, came_at)
+            else:
+                self.ceiling = rate * (QUICK_REFUSAL_CUT if quick else 1.0)
         else:
             self.ceiling = came_at
             self.start(now, "learned from 429 answers", change)

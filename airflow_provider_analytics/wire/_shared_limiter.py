@@ -195,14 +195,16 @@ class SharedLimiter:
         self.local.refused(pause, turn.sent_at - self.link.offset, now, max_pause, source)
         if not self.usable(now):
             return
-        peek = yield from self._round_trip(["peek"])
+        peek = yield from self._round_trip(["peek", f"{turn.sent_at:.6f}"])
         if peek is None:
             return
-        came_at = peek[2]
+        came_at, accepted = peek[2], peek[1] == 1
         for _ in range(3):
             learned = replace(self.learned)
             store_now = time.monotonic() + self.link.offset
-            change = learned.refused(pause, turn.sent_at, store_now, max_pause, source, came_at, time.time())
+            change = learned.refused(
+                pause, turn.sent_at, store_now, max_pause, source, came_at, time.time(), accepted=accepted
+            )
             if (yield from self._update(learned, change)) is not False:
                 return
 

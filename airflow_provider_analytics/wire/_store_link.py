@@ -21,7 +21,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from airflow_provider_analytics.wire._deadline import current_call_deadline
-from airflow_provider_analytics.wire._pace import MIN_RATE, SENT_LOG_MAX, SPAN_SECONDS
+from airflow_provider_analytics.wire._pace import CATCH_UP, MIN_RATE, SENT_LOG_MAX, SPAN_SECONDS
 from airflow_provider_analytics.wire._steps import Reply, Step, StoreCall, StoreFailed
 from airflow_provider_analytics.wire._store_clients import (
     STORE_FAILURES,
@@ -108,7 +108,7 @@ class StoreLink:
         self.store = store
         self.name = name
         prefix = f"analytics-platform:limiter:{{{key}}}"
-        self.keys = (f"{prefix}:state", f"{prefix}:sends", f"{prefix}:gone", f"{prefix}:held")
+        self.keys = (f"{prefix}:state", f"{prefix}:sends", f"{prefix}:gone", f"{prefix}:held", f"{prefix}:refused")
         self.offset = 0.0  # the store's clock minus this process's monotonic clock
         self._away_until = 0.0
         self._away_since: float | None = None
@@ -116,7 +116,7 @@ class StoreLink:
         self._warned_at = -WARN_AGAIN_SECONDS  # when an outage was last said at WARNING
         self._unsaid = 0  # outages since then, said at DEBUG only
         self._constants = [str(TTL_MS), str(MIN_RATE), str(SPAN_SECONDS), str(SENT_LOG_MAX), str(STORE_RECHECK_SECONDS)]
-        self._constants += [str(MAX_PAUSE_HELD), str(HELD_GRACE_SECONDS)]
+        self._constants += [str(MAX_PAUSE_HELD), str(HELD_GRACE_SECONDS), str(CATCH_UP)]
         self._batches: dict[int, tuple[asyncio.AbstractEventLoop, ScriptBatch]] = {}
         self._leases: AsyncStoreLeases | None = None
         self._where = store.address + (f" (connection {store.connection_id!r})" if store.connection_id else "")

@@ -14,7 +14,9 @@ trip), run one after another on the one state, each answered, then the state aft
   :data:`~._store_link.HELD_GRACE_SECONDS` of when it was told to is given up for it (a process that died).
 - ``recover``: pacing ends, if nothing was learnt and no turn waited since the asker read the state (when it ends
   is ``_learning.Learned.recovers``).
-- ``peek``: the state, and the fleet's sends per second in the last ten seconds (the rate a refusal came at).
+- ``peek``: a refusal of a request sent at the given time: the state, and the rate the refusal came at: the most
+  requests the platform accepted of the fleet's sends of one second of the last ten (turn ``1``), or when it
+  accepted none, the rate the fleet sent at.
 
 The schedule is the one of ``_pace.LocalQueue``: turn k may go at ``atm + (k - at) / qr``, and no span of
 ``SPAN`` seconds holds more sends than the pace allows (the list of recent send times). Times are the store's own
@@ -58,10 +60,10 @@ MAX_PAUSE_HELD = DEFAULT_MAX_PAUSE
 
 SCRIPT = r"""
 if redis.replicate_commands then redis.replicate_commands() end  -- Redis 5 and 6: TIME, then writes
-local state, sends, gone, held = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local state, sends, gone, held, refused = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local ttl = tonumber(ARGV[1])
 local MIN_RATE, SPAN, MAX_SENT, RECHECK = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local GRACE = tonumber(ARGV[7])
+local GRACE, CATCH_UP = tonumber(ARGV[7]), tonumber(ARGV[8])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 -- The state's fields, and nothing else: a field of another shape, or a long value, is not read, kept or answered.
@@ -85,7 +87,7 @@ local function put(k, v) s[k] = v; dirty[k] = true end
 -- A new state: none yet, a flushed store, or a clock stepped back (a failover to a host behind): every time kept
 -- would be in the future of the new clock.
 if s.e == nil or n('ct', now) > now + 1 then
-  redis.call('DEL', state, sends, gone, held)
+  redis.call('DEL', state, sends, gone, held, refused)
   s = {}
   local fresh = {e = f(now), v = '0', th = '0', r = tostring(MIN_RATE), c = '0', pf = '0', pu = '0', ea = '-1e18',
                  ld = '-1e18', si = '0', nt = '0', sv = '0', at = '0', atm = '0', qr = tostring(MIN_RATE)}
@@ -124,17 +126,18 @@ local head = math.max(now, n('pu', 0))
 if due(n('sv', 0)) > head + 1 / qrate() + RECHECK then put('at', tostring(n('sv', 0))); put('atm', f(head)) end
 local function gate()
   local rate = qrate()
-  local budget = math.max(1, math.min(MAX_SENT, math.ceil(rate * SPAN - 1e-9)))
+  -- _pace.span_budget: the pace's own count, or room for late sends to catch up
+  local at_pace, caught_up = math.ceil(rate * SPAN - 1e-9), math.floor(rate * SPAN * CATCH_UP + 1e-9)
+  local budget = math.max(1, math.min(MAX_SENT, math.max(at_pace, caught_up)))
   local span = SPAN
   if budget >= MAX_SENT then span = budget / rate end
-  while true do
-    local first = tonumber(redis.call('LINDEX', sends, 0))
-    if first == nil or first > now + 1 then redis.call('DEL', sends); return now end  -- not ours, or another clock
-    if first > now - span then break end
-    redis.call('LPOP', sends)
-  end
-  if redis.call('LLEN', sends) < budget then return now end
-  return (tonumber(redis.call('LINDEX', sends, -budget)) or now) + span
+  -- The list keeps its older sends (a refusal's peek reads ten seconds of them): the span holds the budget when the
+  -- budget-th latest send is in it.
+  local newest = tonumber(redis.call('LINDEX', sends, -1))
+  if newest == nil or newest > now + 1 then redis.call('DEL', sends); return now end  -- not ours, or another clock
+  local nth = tonumber(redis.call('LINDEX', sends, -budget))
+  if nth == nil or nth <= now - span then return now end
+  return nth + span
 end
 local function record_send()
   redis.call('RPUSH', sends, f(now))
@@ -154,7 +157,8 @@ end
 local function queue_op(name, a, b)
   if name == 'start' then
     put('at', tostring(n('nt', 0))); put('atm', f(a)); put('sv', tostring(n('nt', 0))); put('qr', tostring(MIN_RATE))
-    redis.call('DEL', sends, gone, held)
+    -- The sends stay: the burst that started pacing is what its refusals are counted against (peek).
+    redis.call('DEL', gone, held)
   elseif name == 'restart' then
     put('at', tostring(n('sv', 0))); put('atm', f(a)); put('qr', f(math.max(MIN_RATE, b)))
   elseif name == 'rate' then
@@ -242,20 +246,37 @@ local function run(op, a)
     put('v', tostring(n('v', 0) + 1))
     return {'ok', '', '0'}
   end
-  -- The fleet's sends per second before the refusal: those of the last ten seconds over the time they span (a
-  -- second at least). Not the last second's: a refusal comes a while after its request was let go (a connection
-  -- pool's queue, a busy event loop), and a burst let go at once is answered over seconds.
-  local count, oldest = 0, now
+  -- A refusal: counted in the second its request was sent (a[1], the store's clock). The rate it came at is what the
+  -- platform accepted: the most sends of one second of the last ten, less the refusals of that second's sends. Not the
+  -- sends alone: a burst let go at once is refused over seconds, and a pause's idle seconds are no part of a rate.
+  local sent_at = tonumber(a[1])
+  if redis.call('TYPE', refused).ok ~= 'hash' then redis.call('DEL', refused) end
+  if sent_at ~= nil and sent_at > now - 10 and sent_at <= now + 1 then
+    redis.call('HINCRBY', refused, string.format('%d', math.floor(sent_at)), 1)
+    redis.call('PEXPIRE', refused, ttl)
+  end
+  local per_second, count, oldest = {}, 0, now
   for _, sent in ipairs(redis.call('LRANGE', sends, 0, -1)) do
     local t = tonumber(sent) or 0
-    if t > now - 10 and t <= now + 1 then count = count + 1; oldest = math.min(oldest, t) end
+    if t > now - 10 and t <= now + 1 then
+      local second = math.floor(t)
+      per_second[second] = (per_second[second] or 0) + 1
+      count = count + 1; oldest = math.min(oldest, t)
+    end
   end
+  local accepted = 0
+  for second, sent in pairs(per_second) do
+    local no = tonumber(redis.call('HGET', refused, string.format('%d', second))) or 0
+    accepted = math.max(accepted, sent - math.max(0, math.min(sent, no)))
+  end
+  -- '1': the number counts accepted requests; else none was, and it is the rate the fleet sent at
+  if accepted > 0 then return {'peek', '1', f(accepted)} end
   return {'peek', '', f(count / math.max(1, now - oldest))}
 end
 
 -- The operations, one after another on the one state: name, the count of its arguments, the arguments.
 local result = {0}
-local i = 8
+local i = 9
 while i <= #ARGV do
   local count = tonumber(ARGV[i + 1])
   local a = {}

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_analytics.sandbox.config import LIMITED_TOKEN
 from airflow_provider_analytics.sandbox.faults import Fault
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
@@ -32,7 +33,6 @@ from airflow_provider_analytics.wire._store_link import STORE_RECHECK_SECONDS, s
 from airflow_provider_analytics.wire._throttle import RateLimiter
 from airflow_provider_analytics.wire.client import AnalyticsClient, AsyncAnalyticsClient
 from airflow_provider_analytics.wire.config import RateLimitStore
-from tests.support.connections import LIMITED_TOKEN
 from tests.support.fixtures import make_config
 from tests.support.redis_server import RedisServer
 
@@ -193,7 +193,8 @@ def test_keys_name_no_token_and_two_tokens_keep_their_limits_apart(
 
     assert not asyncio.run(other_token()), "the other token paces with the first one's limit"
     keys = redis_server.keys()
-    assert len(keys) == 4, keys  # two per token: its state and its recent sends
+    # per token its state and its recent sends; the refused one's refusals by the second they were sent in too
+    assert len(keys) == 5, keys
     for token in (sandbox.token, LIMITED_TOKEN):
         for form in (token, hashlib.sha256(token.encode()).hexdigest()):
             assert not any(form in key for key in keys)
@@ -308,3 +309,24 @@ def test_a_burst_answered_over_seconds_starts_the_fleets_pace_near_the_rate_it_w
     shared = asyncio.run(burst())
     assert shared.learned.throttled
     assert shared.learned.ceiling >= 5, shared.learned  # a quarter of the limit at least; before: 0
+
+
+def test_a_refusal_teaches_what_the_platform_accepted_of_the_fleets_busiest_second(redis_server: RedisServer) -> None:
+    """30 sends of two processes in one second, 10 of them refused: the platform accepted 20, and a later refusal
+    while the pace binds puts the fleet's ceiling there, measured (a cut by a guess landed anywhere from 82 to 97 % of
+    the limit, and a ceiling from the sends alone was the 30 the fleet sent)."""
+    first, second = limiter_pair(redis_server)
+    while time.time() % 1 > 0.3:  # the thirty sends in one second of the store's clock (it is this host's)
+        time.sleep(0.05)
+    sent = [drive(limiter.wait_for_turn(None, lambda _at, delay, _pause: delay)) for limiter in (first, second) * 15]
+    assert all(turn is not None and turn.number == -1 for turn in sent), "not paced yet: each went at once"
+    assert len({int(turn.sent_at) for turn in sent}) == 1, "the sends spread over two seconds: a slow machine"
+    for turn in sent[:10]:  # the first refusal starts the pacing; the nine after it are its echoes
+        drive(first.refused(0.05, turn, time.monotonic(), 120.0, _retry_after()))
+    assert first.learned.throttled
+    assert first.learned.ceiling == pytest.approx(29)  # at the first, one refusal was known: 29 of 30 accepted
+    later = drive(second.wait_for_turn(None, lambda _at, delay, _pause: delay))  # after the pause, at the pace
+    assert later is not None
+    assert later.number >= 0
+    drive(second.refused(0.05, later, time.monotonic(), 120.0, _retry_after()))
+    assert second.learned.ceiling == pytest.approx(20), second.learned
