@@ -67,6 +67,10 @@ AIRFLOW_FREE: tuple[str, ...] = (
     "wire/test_trickled_headers.py",
     "wire/test_unread_error_bodies.py",
     "wire/test_validation.py",
+    "wire/test_deadline_steps.py",
+    "wire/test_shared_limiter.py",
+    "wire/test_store_faults.py",
+    "wire/test_store_hostile.py",
     # The pure wait outcomes, checks that read the sources or the demo's environment, and this list's own.
     "test_airflow_free.py",
     "test_demo_env.py",
