@@ -199,6 +199,10 @@ class SharedLimiter:
         if peek is None:
             return
         came_at, accepted = peek[2], peek[1] == 1
+        if accepted:
+            # The fleet accepted no less than this process saw accepted: the store misses the sends of calls that
+            # paced on their own while it was too slow for them (a loop that lags in a start-up burst).
+            came_at = max(came_at, self.local.accepted(now))
         for _ in range(3):
             learned = replace(self.learned)
             store_now = time.monotonic() + self.link.offset

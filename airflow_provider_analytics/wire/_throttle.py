@@ -204,6 +204,14 @@ class RateLimiter:
         """
         return self.learned.pause_in_force(now)
 
+    def accepted(self, now: float) -> float:
+        """The most answers this process had accepted in one second of those it remembers (a fleet accepted no less).
+
+        :param now: monotonic seconds.
+        """
+        with self._lock:
+            return self._successes.busiest(now)
+
     def expected_wait(self, now: float) -> float:
         """Seconds a request asking now would wait for its turn (0 when not throttled): the queue and any pause.
 
