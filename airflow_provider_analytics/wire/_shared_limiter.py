@@ -198,11 +198,10 @@ class SharedLimiter:
         peek = yield from self._round_trip(["peek", f"{turn.sent_at:.6f}"])
         if peek is None:
             return
-        came_at, accepted = peek[2], peek[1] == 1
-        if accepted:
-            # The fleet accepted no less than this process saw accepted: the store misses the sends of calls that
-            # paced on their own while it was too slow for them (a loop that lags in a start-up burst).
-            came_at = max(came_at, self.local.accepted(now))
+        # The fleet accepted no less than this process saw accepted: the store misses the sends of calls that paced
+        # on their own while it was too slow for them (a loop that lags in a start-up burst), and all of them when
+        # it lost its list (flushed): a ceiling of 0 would hold the fleet at the least pace for minutes.
+        came_at, accepted = max(peek[2], self.local.accepted(now)), peek[1] == 1
         for _ in range(3):
             learned = replace(self.learned)
             store_now = time.monotonic() + self.link.offset

@@ -252,7 +252,11 @@ local function run(op, a)
   local sent_at = tonumber(a[1])
   if redis.call('TYPE', refused).ok ~= 'hash' then redis.call('DEL', refused) end
   if sent_at ~= nil and sent_at > now - 10 and sent_at <= now + 1 then
-    redis.call('HINCRBY', refused, string.format('%d', math.floor(sent_at)), 1)
+    local field = string.format('%d', math.floor(sent_at))
+    local held = tonumber(redis.call('HGET', refused, field))
+    -- a count that is not a small whole number (damaged, or not ours) starts again: HINCRBY would fail the call
+    if held == nil or held ~= math.floor(held) or held < 0 or held >= 1e9 then held = 0 end
+    redis.call('HSET', refused, field, string.format('%d', held + 1))
     redis.call('PEXPIRE', refused, ttl)
   end
   local per_second, count, oldest = {}, 0, now
@@ -264,10 +268,17 @@ local function run(op, a)
       count = count + 1; oldest = math.min(oldest, t)
     end
   end
+  -- While paced, only a second that held nearly the pace's sends measures the limit: after a long pause, or a burst
+  -- split over two seconds, a second of a few sends would set the ceiling at those few.
+  local full = 0
+  if n('th', 0) ~= 0 then full = 0.9 * qrate() end
   local accepted = 0
   for second, sent in pairs(per_second) do
-    local no = tonumber(redis.call('HGET', refused, string.format('%d', second))) or 0
-    accepted = math.max(accepted, sent - math.max(0, math.min(sent, no)))
+    if sent >= full then
+      local no = tonumber(redis.call('HGET', refused, string.format('%d', second))) or 0
+      if no ~= no then no = 0 end
+      accepted = math.max(accepted, sent - math.max(0, math.min(sent, no)))
+    end
   end
   -- '1': the number counts accepted requests; else none was, and it is the rate the fleet sent at
   if accepted > 0 then return {'peek', '1', f(accepted)} end

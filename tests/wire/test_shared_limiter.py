@@ -330,3 +330,52 @@ def test_a_refusal_teaches_what_the_platform_accepted_of_the_fleets_busiest_seco
     assert later.number >= 0
     drive(second.refused(0.05, later, time.monotonic(), 120.0, _retry_after()))
     assert second.learned.ceiling == pytest.approx(20), second.learned
+
+
+def test_a_damaged_refusal_count_still_pauses_the_fleet(redis_server: RedisServer) -> None:
+    """A count of the refused request's second that is no whole number (damaged, or another program's) starts again:
+    before, the store's increment failed the call, the store was left as away, and no pause reached the fleet."""
+    first, second = limiter_pair(redis_server)
+    turn = drive(first.wait_for_turn(None, lambda _at, delay, _pause: delay))
+    with redis_server.client() as raw:
+        raw.hset(first.keys[4], str(int(turn.sent_at)), "1e308")
+    drive(first.refused(2.0, turn, time.monotonic(), 120.0, _retry_after()))
+    assert first.usable(time.monotonic())
+    assert first.learned.throttled
+    asked = time.monotonic()
+    assert drive(second.wait_for_turn(None, lambda _at, delay, _pause: delay)) is not None
+    assert time.monotonic() - asked > 1.5, "the other process was not held by the 2 s pause"
+
+
+def test_a_store_that_lost_its_sends_learns_a_ceiling_from_what_this_process_saw_accepted(
+    redis_server: RedisServer,
+) -> None:
+    """A flushed send list answers no rate at all: the first refusal must not set the fleet's ceiling at 0 (the least
+    pace for minutes) while this process saw 30 answers a second accepted."""
+    first, _ = limiter_pair(redis_server)
+    turn = drive(first.wait_for_turn(None, lambda _at, delay, _pause: delay))
+    now = time.monotonic()
+    for _ in range(30):
+        first.local.answered(200, {}, now, 120.0)
+    with redis_server.client() as raw:
+        raw.delete(first.keys[1])
+    drive(first.refused(1.0, turn, time.monotonic(), 120.0, _retry_after()))
+    assert first.learned.ceiling >= 30, first.learned
+
+
+def test_a_refusal_after_a_long_pause_does_not_set_the_ceiling_at_the_few_sends_since(
+    redis_server: RedisServer,
+) -> None:
+    """Paced at 97 a second, then five sends after a pause of more than ten seconds, the fifth refused: a second of
+    five sends says nothing of the limit (before, it set the fleet's ceiling at 4, and the pace stayed near it for
+    minutes)."""
+    first, second = _paced_fleet(redis_server)
+    with redis_server.client() as raw:
+        seconds, micros = raw.time()
+        store_now = seconds + micros / 1e6
+        fields = {"r": "97", "qr": "97", "c": "100", "pf": f"{store_now - 60:.6f}", "ld": f"{store_now:.6f}"}
+        raw.hset(first.keys[0], mapping=fields)
+    turns = [drive(second.wait_for_turn(None, lambda _at, delay, _pause: delay)) for _ in range(5)]
+    assert all(turn is not None and turn.number >= 0 for turn in turns)
+    drive(second.refused(1.0, turns[-1], time.monotonic(), 120.0, _retry_after()))
+    assert second.learned.ceiling > 80, second.learned
