@@ -227,9 +227,9 @@ class Learned:
             rate = came_at if self.rate < came_at / 2 else self.rate
             if accepted and came_at > 0:
                 # What the platform accepted of the whole token in its busiest second is measured, not guessed: the
-                # ceiling is no more than that, nor less than the pace if it accepted as much (sends that bunched
-                # up). Cuts by a guess overshoot: after a burst's refusals a fleet's 97 % of 100 became 82 %. One
-                # process's own count says nothing of the others': alone, it cuts.
+                # ceiling is the smaller of that and the pace (a refusal of sends that bunched up, when it accepted
+                # more than the pace). Cuts by a guess overshoot: after a burst's refusals a fleet's 97 % of 100
+                # became 82 %. One process's own count says nothing of the others': alone, it cuts.
                 self.ceiling = min(rate, came_at)
             else:
                 self.ceiling = rate * (QUICK_REFUSAL_CUT if quick else 1.0)

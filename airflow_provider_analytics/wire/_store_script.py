@@ -253,10 +253,10 @@ local function run(op, a)
   if redis.call('TYPE', refused).ok ~= 'hash' then redis.call('DEL', refused) end
   if sent_at ~= nil and sent_at > now - 10 and sent_at <= now + 1 then
     local field = string.format('%d', math.floor(sent_at))
-    local held = tonumber(redis.call('HGET', refused, field))
+    local so_far = tonumber(redis.call('HGET', refused, field))
     -- a count that is not a small whole number (damaged, or not ours) starts again: HINCRBY would fail the call
-    if held == nil or held ~= math.floor(held) or held < 0 or held >= 1e9 then held = 0 end
-    redis.call('HSET', refused, field, string.format('%d', held + 1))
+    if so_far == nil or so_far ~= math.floor(so_far) or so_far < 0 or so_far >= 1e9 then so_far = 0 end
+    redis.call('HSET', refused, field, string.format('%d', so_far + 1))
     redis.call('PEXPIRE', refused, ttl)
   end
   local per_second, count, oldest = {}, 0, now
