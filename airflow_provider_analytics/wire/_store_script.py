@@ -66,6 +66,12 @@ local MIN_RATE, SPAN, MAX_SENT, RECHECK = tonumber(ARGV[2]), tonumber(ARGV[3]), 
 local GRACE, CATCH_UP = tonumber(ARGV[7]), tonumber(ARGV[8])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+-- A key of another type (written by something else) would fail every command on it until it expired: it goes.
+local SHAPES = {[state] = 'hash', [sends] = 'list', [gone] = 'zset', [held] = 'zset', [refused] = 'hash'}
+for key, shape in pairs(SHAPES) do
+  local found = redis.call('TYPE', key).ok
+  if found ~= shape and found ~= 'none' then redis.call('DEL', key) end
+end
 -- The state's fields, and nothing else: a field of another shape, or a long value, is not read, kept or answered.
 local FIELDS = {'e', 'v', 'th', 'r', 'c', 'pf', 'hc', 'w', 'lr', 'pu', 'ph', 'pa', 'pau', 'pcap', 'ea', 'ld', 'si',
                 'src', 'nt', 'sv', 'at', 'atm', 'qr', 'ct', 'lim'}
@@ -101,9 +107,7 @@ if n('pu', 0) > latest then put('pu', f(latest)) end
 if n('sv', 0) > n('nt', 0) then put('sv', tostring(n('nt', 0))) end
 if n('at', 0) > n('nt', 0) then put('at', tostring(n('nt', 0))) end
 -- The list of send times never holds more than MAX_SENT (a longer one was not written by this script).
-if redis.call('TYPE', sends).ok == 'list' and redis.call('LLEN', sends) > MAX_SENT then
-  redis.call('LTRIM', sends, -MAX_SENT, -1)
-end
+if redis.call('LLEN', sends) > MAX_SENT then redis.call('LTRIM', sends, -MAX_SENT, -1) end
 -- A waiting turn whose asker did not ask again when told to (its process died, was killed or stopped with its
 -- waits queued) is given up, as its asker would have: its place goes to the turns after it.
 local lapsed = redis.call('ZRANGEBYSCORE', held, '-inf', now, 'LIMIT', 0, 200)
@@ -250,7 +254,6 @@ local function run(op, a)
   -- platform accepted: the most sends of one second of the last ten, less the refusals of that second's sends. Not the
   -- sends alone: a burst let go at once is refused over seconds, and a pause's idle seconds are no part of a rate.
   local sent_at = tonumber(a[1])
-  if redis.call('TYPE', refused).ok ~= 'hash' then redis.call('DEL', refused) end
   if sent_at ~= nil and sent_at > now - 10 and sent_at <= now + 1 then
     local field = string.format('%d', math.floor(sent_at))
     local so_far = tonumber(redis.call('HGET', refused, field))

@@ -252,3 +252,24 @@ def test_a_store_that_trickles_or_nests_its_reply_is_left_on_both_transports(
     thread.join()
     assert not alive, "the blocking call was held by the store"
     assert outcome == {"blocking left the store": True, "asyncio left the store": True}
+
+
+def test_keys_of_another_type_are_replaced_not_left_to_fail_every_call_until_they_expire(
+    redis_server: RedisServer,
+) -> None:
+    """Something else wrote the limiter's keys with other types (a string, a list where a hash goes...): every command
+    on them would fail with WRONGTYPE, and the fleet pace alone, until they expired. The script replaces them."""
+    limiter = SharedLimiter(store_of(redis_server), store_key("https://api.example.com", "t"), RateLimiter("x"))
+    assert len(limiter.keys) == 5
+    with redis_server.client() as raw:
+        for key in limiter.keys:
+            raw.delete(key)
+            raw.rpush(key, "1")  # a list where a hash or a sorted set goes
+        raw.delete(limiter.keys[1])
+        raw.set(limiter.keys[1], "not a list", ex=3600)  # a string where the list of sends goes
+        turn = drive(limiter.wait_for_turn(None, lambda _at, delay, _pause: delay))
+        assert turn is not None
+        assert limiter.usable(time.monotonic()), "the store still serves the fleet"
+        assert raw.type(limiter.keys[0]) == b"hash"
+        assert all(raw.type(key) in (b"none", b"hash", b"list", b"zset") for key in limiter.keys)
+        assert raw.type(limiter.keys[1]) in (b"none", b"list")
