@@ -26,9 +26,11 @@ $(VENV)/.installed: pyproject.toml uv.lock airflow_provider_analytics/__init__.p
 
 install: $(VENV)/.installed
 
+# lint-imports: the runtime package's layers and what each may import, declared in pyproject.toml's [tool.importlinter]
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: install
 	$(BIN)/mypy
