@@ -5,10 +5,12 @@ A process's own limiter (``_throttle.py``) and the limiter a fleet of processes 
 memory, or the store) and in whose requests they queue. :class:`Learned` is that state, and its methods are the
 rules:
 
-- **From 429s** (no ``X-RateLimit-*`` headers): the rate a refusal came at is a ceiling; the pace restarts just under
-  it and creeps back over it slowly (``_pace.probe_rate``). Refusals of requests sent before the episode began are
-  echoes: they pause, and cut nothing. A refusal while no request had to wait for its turn is not about this
-  limiter's pace (another process, a proxy): it pauses, and cuts nothing either.
+- **From 429s** (no ``X-RateLimit-*`` headers): the rate a refusal came at is a ceiling: what the platform accepted of
+  the sends of one second (``_recent.AcceptedPerSecond``; the store counts a fleet's the same way), the pace when
+  it accepted more; the pace restarts just under it and creeps back over it slowly (``_pace.probe_rate``). Refusals
+  of requests sent before the episode began are echoes: they pause, and cut nothing. A refusal while no request
+  had to wait for its turn is not about this limiter's pace (another process, a proxy): it pauses, and cuts nothing
+  either.
 - **From the headers**: the limit per window (the window learnt from how ``Reset`` moves) caps the pace; pacing
   starts when a window is nearly used up; a used-up window pauses until ``Reset``. What share of that limit this
   limiter may use is learnt too (:class:`~._share.ShareOfLimit`): the requests of other processes on the token show
@@ -202,8 +204,9 @@ class Learned:
         :param source: what asked for the pause.
         :param came_at: the requests per second that succeeded just before (the rate the refusal came at).
         :param wall: epoch seconds now.
-        :param accepted: ``came_at`` counts what the platform accepted of every request on the token in its busiest
-            second (the fleet's, through the store), not what one process saw or the rate requests were sent at.
+        :param accepted: ``came_at`` counts what the platform accepted of the sends of one second, the busiest of those
+            that held nearly the pace's sends (the fleet's through the store; else this limiter's own), not answers
+            as they arrived or the rate requests were sent at.
         """
         change = Change()
         self.pause(now, max(pause, MIN_PAUSE), source, max_pause, wall, change)
@@ -226,10 +229,11 @@ class Learned:
             # requests) and says nothing about the limit: then the rate accepted is the one it came at.
             rate = came_at if self.rate < came_at / 2 else self.rate
             if accepted and came_at > 0:
-                # What the platform accepted of the whole token in its busiest second is measured, not guessed: the
-                # ceiling is the smaller of that and the pace (a refusal of sends that bunched up, when it accepted
-                # more than the pace). Cuts by a guess overshoot: after a burst's refusals a fleet's 97 % of 100
-                # became 82 %. One process's own count says nothing of the others': alone, it cuts.
+                # What the platform accepted of a second's sends is measured, not guessed: the ceiling is the smaller
+                # of that and the pace (a refusal of sends that bunched up, when it accepted more than the pace). Cuts
+                # by a guess overshoot: after a burst's refusals a fleet's 97 % of 100 became 82 %; one process alone
+                # paced at 88 % of the limit, and sixteen without a store froze at shares of 1 to 13 requests a second
+                # (the slowest waits 5.9x their floor).
                 self.ceiling = min(rate, came_at)
             else:
                 self.ceiling = rate * (QUICK_REFUSAL_CUT if quick else 1.0)

@@ -77,3 +77,66 @@ class LastSecondCount:
                 self._buckets[stale % self._kept] = 0
         self._at = max(self._at, bucket)
         return max(bucket, self._at)
+
+
+# Seconds of sends and refusals kept for what the platform accepted (the store keeps as many: _store_script.py).
+ACCEPTED_SECONDS = 10
+# While paced, a second holding fewer sends than this share of the pace says nothing of the limit (the store's too).
+FULL_SECOND = 0.9
+
+
+class AcceptedPerSecond:
+    """What the platform accepted of one second's sends: the sends of each whole second (epoch seconds, the platform's
+    windows) and the refusals of requests sent in it, for the last :data:`ACCEPTED_SECONDS` seconds.
+
+    The same count the shared limiter's store keeps for a fleet (``_store_script.py``, ``peek``), kept here for this
+    process's own requests: at most 2 x 11 integers.
+    """
+
+    __slots__ = ("_refused", "_sends")
+
+    def __init__(self) -> None:
+        self._sends: dict[int, int] = {}
+        self._refused: dict[int, int] = {}
+
+    def sent(self, wall: float) -> None:
+        """A request is sent now.
+
+        :param wall: epoch seconds now.
+        """
+        second = int(wall // 1)
+        self._sends[second] = self._sends.get(second, 0) + 1
+        if len(self._sends) > ACCEPTED_SECONDS + 1:
+            self._forget(second)
+
+    def refused(self, sent_wall: float, wall: float) -> None:
+        """A request sent at ``sent_wall`` was refused.
+
+        :param sent_wall: epoch seconds when it was sent.
+        :param wall: epoch seconds now.
+        """
+        second = int(sent_wall // 1)
+        if wall - ACCEPTED_SECONDS < sent_wall <= wall + 1:
+            self._refused[second] = self._refused.get(second, 0) + 1
+            if len(self._refused) > ACCEPTED_SECONDS + 1:
+                self._forget(int(wall // 1))
+
+    def busiest(self, wall: float, full: float) -> int:
+        """The most requests the platform accepted of one second's sends, among the seconds that held ``full`` sends
+        or more (0: none did).
+
+        :param wall: epoch seconds now.
+        :param full: the fewest sends a second must hold to count.
+        """
+        self._forget(int(wall // 1))
+        refused = self._refused
+        seconds = list(self._sends.items())  # at once: a sync client's threads add sends without a lock
+        accepted = (sends - min(sends, refused.get(second, 0)) for second, sends in seconds if sends >= full)
+        return max(accepted, default=0)
+
+    def _forget(self, second: int) -> None:
+        oldest = second - ACCEPTED_SECONDS
+        for counts in (self._sends, self._refused):
+            # list() copies the keys at once: a sync client's threads add to the dicts without a lock
+            for stale in [kept for kept in list(counts) if kept < oldest or kept > second + 1]:
+                counts.pop(stale, None)

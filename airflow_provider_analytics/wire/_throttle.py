@@ -46,7 +46,7 @@ from airflow_provider_analytics.wire._learning import DEFAULT_MAX_PAUSE, Change,
 from airflow_provider_analytics.wire._observer import PauseSource, observer
 from airflow_provider_analytics.wire._pace import LocalQueue, Turn
 from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders, platform_wall
-from airflow_provider_analytics.wire._recent import LastSecondCount
+from airflow_provider_analytics.wire._recent import FULL_SECOND, AcceptedPerSecond, LastSecondCount
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
@@ -77,6 +77,8 @@ class RateLimiter:
         # ... or, when none of this process's requests succeeded in the last seconds (other processes took the
         # window), the rate it asked at: a refusal that came at "nothing" would hold the pace at its least for minutes.
         self._asked = LastSecondCount(remembered=10)
+        # What the platform accepted of each second's sends: a refusal's ceiling, as the store measures a fleet's.
+        self._accepted = AcceptedPerSecond()
         # Figures for the log lines and for snapshot().
         self.refusals = 0
         self._refused_at_start = 0
@@ -95,6 +97,7 @@ class RateLimiter:
         if kept is None:
             self._asked.add(now)
         if not self.throttled:
+            self._accepted.sent(self._wall_clock())  # sent at once
             return None
         if kept is not None:
             return kept
@@ -102,6 +105,7 @@ class RateLimiter:
             if self.learned.recovers(now):
                 self._recover(now)
             if not self.throttled:
+                self._accepted.sent(self._wall_clock())
                 return None
             return self._queue.take(now, self.learned.pause_until)
 
@@ -129,6 +133,7 @@ class RateLimiter:
             if not self.throttled:
                 return
             self._queue.sent(turn, now)
+            self._accepted.sent(self._wall_clock())
             waited = now - turn.asked_at
             if waited > 1.0 / self.learned.rate:
                 self.waited += 1
@@ -193,8 +198,15 @@ class RateLimiter:
         :param source: what asked for the pause (for metrics, the log line and errors).
         """
         with self._lock:
-            came_at = self._successes.busiest(now) or self._asked.rate(now)
-            self._apply(self.learned.refused(pause, sent_at, now, max_pause, source, came_at, self._wall_clock()), now)
+            wall = self._wall_clock()
+            self._accepted.refused(wall - (now - sent_at), wall)
+            # What the platform accepted of this process's busiest second (of those that held nearly the pace's sends,
+            # while paced), as the store measures a fleet's; else what succeeded, or the rate it asked at.
+            full = FULL_SECOND * self.learned.rate if self.throttled else 0.0
+            accepted = self._accepted.busiest(wall, full)
+            came_at = accepted or self._successes.busiest(now) or self._asked.rate(now)
+            change = self.learned.refused(pause, sent_at, now, max_pause, source, came_at, wall, accepted=accepted > 0)
+            self._apply(change, now)
             self.refusals += 1
 
     def pause_in_force(self, now: float) -> Pause | None:

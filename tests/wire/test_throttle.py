@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import email.utils
 import itertools
 import logging
@@ -87,6 +88,35 @@ def test_a_refusal_soon_after_the_pause_cuts_the_pace_hard_and_a_later_one_gentl
         go(limiter, turn, later)
     limiter.refused(1.0, sent_at=later + 0.1, now=later + 0.1, max_pause=120)
     assert limiter.snapshot()["rate"] < quick
+
+
+def test_a_refusal_of_a_second_the_platform_took_nearly_whole_keeps_the_pace_near_what_it_took() -> None:
+    """Sends that bunched (a busy loop catching up) are refused though the platform took the pace's worth of their
+    second: the ceiling is what it accepted of that second, not the pace cut by a guess (97 -> 80 a second)."""
+    clock = [T0]
+    limiter = RateLimiter("x", wall_clock=lambda: clock[0])
+    resume = throttled_at_100_per_second(limiter)
+    second = int(resume) + 1  # a whole second of sends at the pace, then a refusal of its last
+    turns = [limiter.take_turn(T0 + 0.6) for _ in range(300)]
+    sent = []
+    for turn in turns:
+        assert turn is not None
+        due = resume
+        while (delay := limiter.delay(turn, due)) > 0:
+            due += delay
+        if due >= second + 1:
+            break
+        clock[0] = due
+        limiter.sent(turn, due)
+        sent.append(due)
+    rate = limiter.snapshot()["rate"]
+    per_second = collections.Counter(int(at) for at in sent)
+    per_second[second] -= 1  # all but the one refused
+    took = max(count for count in per_second.values() if count >= 0.9 * rate)
+    clock[0] = second + 1.05
+    limiter.refused(1.0, sent_at=second + 0.99, now=second + 1.05, max_pause=120)
+    assert limiter.snapshot()["ceiling"] == pytest.approx(min(rate, took), rel=0.001)
+    assert limiter.snapshot()["rate"] > rate * QUICK_REFUSAL_CUT * 1.05, "not cut as a guess would"
 
 
 def test_the_pace_creeps_back_over_the_ceiling_after_the_probe_time() -> None:
