@@ -79,7 +79,7 @@ class LastSecondCount:
         return max(bucket, self._at)
 
 
-# Seconds of sends and refusals kept for what the platform accepted (the store keeps as many: _store_script.py).
+# Seconds of sends and refusals kept for what the platform accepted (the store keeps as many: _store_script.lua).
 ACCEPTED_SECONDS = 10
 # While paced, a second holding fewer sends than this share of the pace says nothing of the limit (the store's too).
 FULL_SECOND = 0.9
@@ -89,7 +89,7 @@ class AcceptedPerSecond:
     """What the platform accepted of one second's sends: the sends of each whole second (epoch seconds, the platform's
     windows) and the refusals of requests sent in it, for the last :data:`ACCEPTED_SECONDS` seconds.
 
-    The same count the shared limiter's store keeps for a fleet (``_store_script.py``, ``peek``), kept here for this
+    The same count the shared limiter's store keeps for a fleet (``_store_script.lua``, ``peek``), kept here for this
     process's own requests: at most 2 x 11 integers.
     """
 
