@@ -110,9 +110,18 @@ def named(metrics: list[Metric], name: str, **tags: str) -> list[Metric]:
     return [m for m in metrics if m.name == wanted and all(m.tags.get(k) == v for k, v in tags.items())]
 
 
+def _path(execution: dict[str, Any]) -> str:
+    return f"/v1/workflows/{execution['workflow_id']}/executions/{execution['id']}"
+
+
+def _polled(deployment: Deployment, path: str) -> bool:
+    answers = deployment.cluster.sandbox("GET", f"/_sandbox/requests?path={re.escape(path)}$")["data"]
+    return any(entry["method"] == "GET" for entry in answers)
+
+
 def _throttle(deployment: Deployment, execution: dict[str, Any]) -> str:
     """Queue two 429s with ``Retry-After: 3`` for the polls of this execution only; returns its path."""
-    path = f"/v1/workflows/{execution['workflow_id']}/executions/{execution['id']}"
+    path = _path(execution)
     fault = {"kind": "status", "code": 429, "retry_after": RETRY_AFTER, "method": "GET", "path": f"{path}$",
              "times": INJECTED_429}  # fmt: skip
     deployment.cluster.sandbox("POST", "/_sandbox/faults", fault)
@@ -138,7 +147,12 @@ def provoke(deployment: Deployment) -> dict[str, str]:
             f"{dag_id}'s execution", lambda r=run_id: deployment.executions_of_run(WORKFLOW, r), 60
         )
     # Both polls are armed only once both processes poll, so that the 429s of each land while the other polls:
-    # store_check.py reads whether the other process was held around them, which it cannot tell from idle.
+    # store_check.py reads whether the other process was held around them, which it cannot tell from idle. A task
+    # deferred is not yet a trigger polling (the triggerer picks it up, then staggers its first poll): each
+    # execution's path must have been polled first, or a CI run saw the worker's 429s before the triggerer's first poll.
+    for execution in executions.values():
+        path = _path(execution)
+        wait_for(f"a poll of {path}", lambda p=path: _polled(deployment, p), 60)
     paths = {dag_id: _throttle(deployment, execution) for dag_id, execution in executions.items()}
     for dag_id, state in ((WORKER_WAIT, "running"), (DEFERRED_WAIT, "deferred")):
         task = deployment.task(dag_id, runs[dag_id], "wait")
