@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsAsyncHook, AnalyticsHook
+from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire import _endpoints as endpoints
 from airflow_provider_analytics.wire.errors import AnalyticsInputError, UnauthenticatedError
@@ -39,6 +40,9 @@ async def test_async_hook_reads_execution_report_and_sync(sandbox: SandboxServer
 
 @pytest.mark.anyio
 async def test_async_hook_cancel(sandbox: SandboxServer, hooks: list[AnalyticsHook]) -> None:
+    # Running for ten minutes: with the tests' timings an execution ends 0.3 s after it starts, and a CI run on busy
+    # cores took longer than that to open the async hook, so the cancel met a finished execution (409).
+    sandbox.state.set_timings(Timings(execution_queued=0.05, execution_running=600))
     execution = new_hook(hooks).execute_workflow("wf_churn_scoring")
     async with AnalyticsAsyncHook() as hook:
         cancelled = await hook.call(endpoints.cancel_execution("wf_churn_scoring", execution["id"]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_analytics.hooks.analytics import AnalyticsHook
+from airflow_provider_analytics.sandbox.config import Timings
 from airflow_provider_analytics.sandbox.server import SandboxServer
 from airflow_provider_analytics.wire.errors import AnalyticsError, AnalyticsInputError
 from tests.support.connections import api_requests, new_hook
@@ -74,6 +75,7 @@ def test_list_dashboards_and_small_lists(sandbox: SandboxServer, hooks: list[Ana
 
 
 def test_every_post_carries_an_idempotency_key(sandbox: SandboxServer, hooks: list[AnalyticsHook]) -> None:
+    sandbox.state.set_timings(Timings(execution_running=600))  # still running when cancelled, however busy the cores
     hook = new_hook(hooks)
     chart = hook.create_chart("c", "line", "ds_warehouse", "select 1")
     hook.create_dashboard("d", layout=[{"chart_id": chart["id"], "x": 0, "y": 0, "w": 6, "h": 4}])
