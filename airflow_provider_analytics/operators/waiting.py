@@ -202,6 +202,10 @@ class RemoteWaitOperator(AnalyticsBaseOperator):
                     self.give_up(work, resource)
                 self._give_up_if_paused_past(work, resource, deadline)
                 if self.deferrable:
+                    # The trigger waits from here: this process may still be killed while it hands over (a worker
+                    # stopped as the task defers), and on_kill must not cancel the work the trigger now watches.
+                    if self._try is not None:
+                        self._try.running = None
                     self.defer(
                         trigger=self.make_trigger(work, deadline),
                         method_name="execute_complete",

@@ -240,3 +240,17 @@ def test_execute_complete_on_timeout_without_cancel_on_kill_leaves_it_running(sa
         )
     assert not [p for _, p, _ in requests_summary(sandbox) if p.endswith("/cancel")]
     assert execution_view(sandbox, execution["id"])["status"] == "queued"
+
+
+def test_a_task_killed_as_it_defers_leaves_the_execution_to_its_trigger(sandbox: SandboxServer) -> None:
+    """A worker stopped just as the task deferred kills its process after the deferral: on_kill must not cancel the
+    execution the trigger now watches (a CI run of make e2e saw one cancelled 0.15 s after it started, then a second
+    started)."""
+    sandbox.state.set_timings(SLOW)
+    op = ExecuteWorkflowOperator(task_id="run", workflow_id=WORKFLOW, deferrable=True, poll_interval=POLL)
+    with pytest.raises(TaskDeferred):
+        op.execute(make_context())
+    op.on_kill()  # what the task process runs when it is killed before it exits
+    assert not [r.path for r in sandbox.state.requests if r.path.endswith("/cancel")]
+    (execution,) = sandbox.state.executions()
+    assert execution["status"] in ("queued", "running")
