@@ -8,7 +8,8 @@ octokit's throttling plugin queues all requests of a token behind one limiter. H
 (aiolimiter, pyrate-limiter, limits) pace at a rate given up front, in one event loop or thread; this one learns
 it from the answers, holds a token's requests on one ``Retry-After``, and serves threads and event loops alike.
 
-- **Not throttled** (the normal state): a request costs one attribute read; nothing is paced or counted.
+- **Not throttled** (the normal state): nothing is paced; a request costs an attribute read and a count of its send
+  (the wall clock and a dict entry of its second: what a first refusal is measured against).
 - **A 429** pauses every request of the account in the process until its ``Retry-After`` has passed, then
   lets them go one by one at a learned rate, in the order they asked (each takes a numbered turn), never
   all at once. A request's own 429s no longer use up its retries: it waits its turn instead.
