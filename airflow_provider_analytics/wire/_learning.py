@@ -244,7 +244,9 @@ class Learned:
         self.restart_pace(self.pause_until, change)
         return change
 
-    def headers_seen(self, headers: RateHeaders, ok: bool, now: float, wall: float, max_pause: float) -> Change:
+    def headers_seen(
+        self, headers: RateHeaders, ok: bool, now: float, wall: float, max_pause: float, urge: float = 1.0
+    ) -> Change:
         """Learn from an answer's ``X-RateLimit-*`` headers: the window, the cap, this limiter's share, a pause.
 
         :param headers: the answer's headers, checked.
@@ -252,6 +254,8 @@ class Learned:
         :param now: the limiter's clock.
         :param wall: epoch seconds now.
         :param max_pause: the longest pause held.
+        :param urge: how long this limiter's requests wait for their turn, as ``_pace.pressure`` says it: the share
+            grows faster the longer they wait.
         """
         change = Change()
         if headers.reset_epoch is None:
@@ -267,7 +271,7 @@ class Learned:
         if self.last_reset is None or headers.reset_epoch > self.last_reset:
             self.last_reset = headers.reset_epoch
         left = headers.reset_epoch - wall
-        self.share.observe(headers.reset_epoch, headers.remaining, headers.limit, ok, self.window, left)
+        self.share.observe(headers.reset_epoch, headers.remaining, headers.limit, ok, self.window, left, urge)
         if self.window is not None:
             cap = HEADER_SHARE * headers.limit / self.window
         else:  # until the window is known: what is left of this one, over the time left (a second at least)

@@ -48,6 +48,7 @@ from airflow_provider_analytics.wire._observer import PauseSource, observer
 from airflow_provider_analytics.wire._pace import LocalQueue, Turn
 from airflow_provider_analytics.wire._rate_headers import Pause, RateHeaders, platform_wall
 from airflow_provider_analytics.wire._recent import FULL_SECOND, AcceptedPerSecond, LastSecondCount
+from airflow_provider_analytics.wire._share import pressure
 
 log = logging.getLogger("airflow_provider_analytics.wire")
 
@@ -182,7 +183,8 @@ class RateLimiter:
             if status < 400:
                 self._successes.add(now)
             if rate_headers is not None:
-                self._apply(self.learned.headers_seen(rate_headers, status < 400, now, wall, max_pause), now)
+                urge = pressure(self._queue.waiting, self.learned.rate) if self.throttled else 1.0
+                self._apply(self.learned.headers_seen(rate_headers, status < 400, now, wall, max_pause, urge), now)
 
     def refused(
         self, pause: float, sent_at: float, now: float, max_pause: float, source: PauseSource = PauseSource.RETRY_AFTER

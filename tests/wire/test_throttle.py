@@ -15,7 +15,7 @@ from airflow_provider_analytics.wire._accounts import limiter_for, reset_rate_li
 from airflow_provider_analytics.wire._learning import MIN_PAUSE, QUICK_REFUSAL_CUT, RECOVER_SECONDS
 from airflow_provider_analytics.wire._pace import HEADER_SHARE, MIN_RATE, PROBE_SECONDS, RESTART_SHARE
 from airflow_provider_analytics.wire._rate_headers import RateHeaders, platform_wall
-from airflow_provider_analytics.wire._share import CUT, GROWTH
+from airflow_provider_analytics.wire._share import CUT, GROWTH, PRESSURE_LEAST, PRESSURE_MOST
 from airflow_provider_analytics.wire._throttle import RateLimiter, Turn
 
 T0 = 1000.0
@@ -359,13 +359,44 @@ def test_with_the_headers_a_used_up_window_cuts_this_process_share_and_windows_t
     for window in range(22, 72):  # fifty windows that held: their last answer past half-way, little used
         wall.now = reset + window - 0.3
         limiter.answered(200, _headers(10, 8, reset + window), T0 + window)
-    assert limiter.snapshot()["share"] == pytest.approx(CUT**20 + 50 * GROWTH, rel=0.01)
+    # nothing of this process waited for its turn: its share grows at the least pressure
+    assert limiter.snapshot()["share"] == pytest.approx(CUT**20 + 50 * GROWTH * PRESSURE_LEAST, rel=0.01)
     for remaining in range(9, -1, -1):  # a window this process uses up alone: nobody else sends, its share is whole
         wall.now += 0.01
         limiter.answered(200, _headers(10, remaining, reset + 72), T0 + 72)
     wall.now = reset + 72.1
     limiter.answered(200, _headers(10, 9, reset + 73), T0 + 73)
     assert limiter.snapshot()["share"] == 1.0
+
+
+def _share_grown_in_windows_that_held(waiting: int) -> float:
+    """A process paced under the headers' cap at a share of an eighth, ``waiting`` of its requests queued for their
+    turn: what its share grew by in twenty windows that held."""
+    wall = WallClock(1_800_000_000.0)
+    limiter = RateLimiter("x", wall_clock=wall)
+    reset = 1_800_000_001.0
+    for remaining in range(99, 87, -1):  # its twelve answers of a window the fleet had used 12 % of
+        wall.now += 0.01
+        limiter.answered(200, _headers(100, remaining, reset), T0)
+    wall.now = reset - 0.05
+    limiter.answered(200, _headers(100, 8, reset), T0 + 0.95)  # 92 used, mostly by others: it paces
+    assert limiter.throttled
+    for _ in range(waiting):
+        limiter.take_turn(T0 + 0.96)
+    shares = []
+    for window in range(1, 22):  # windows that held: their last answer past half-way, a fifth used
+        wall.now = reset + window - 0.3
+        limiter.answered(200, _headers(100, 80, reset + window), T0 + window)
+        shares.append(limiter.snapshot()["share"])
+    return float(shares[-1] - shares[0])
+
+
+def test_with_the_headers_a_process_whose_requests_wait_long_grows_its_share_faster() -> None:
+    """Sixteen processes whose start-up left them shares of 1 to 12 % still held 3 to 8 % a minute later when every
+    share grew alike: the starved processes' waits were 2.6x their floor. A process whose queue waits long for its
+    turn grows its share up to eight times as fast as one whose requests go at once."""
+    assert _share_grown_in_windows_that_held(waiting=0) == pytest.approx(20 * GROWTH * PRESSURE_LEAST)
+    assert _share_grown_in_windows_that_held(waiting=10_000) == pytest.approx(20 * GROWTH * PRESSURE_MOST)
 
 
 def test_a_new_limit_is_a_new_window_to_learn() -> None:
