@@ -1,6 +1,6 @@
-"""How many events came in the last second, in the busiest second of the last few, and at what rate over the last
-few: the rate a first refusal came at (``_throttle.py``), a process's share of the fleet's sends
-(``_shared_limiter.py``)."""
+"""How many events came in the last second and in the busiest second of the last few: the rate a first refusal came
+at (``_throttle.py``), a process's share of the fleet's sends (``_shared_limiter.py``); and what the platform accepted
+of each second's sends (:class:`AcceptedPerSecond`)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,12 @@ class LastSecondCount:
 
     Not locked: the limiter calls it under its lock, or, not throttled, from one event loop (a count lost to a
     race between a sync client's threads only makes a first refusal's rate a little low).
-
-    :param remembered: seconds remembered.
     """
 
     __slots__ = ("_at", "_buckets", "_kept")
 
-    def __init__(self, remembered: int = REMEMBERED) -> None:
-        self._kept = BUCKETS * remembered
+    def __init__(self) -> None:
+        self._kept = BUCKETS * REMEMBERED
         self._buckets = [0] * self._kept
         self._at = 0  # the newest bucket counted in (tenths of a second of the caller's clock)
 
@@ -56,17 +54,6 @@ class LastSecondCount:
             most = max(most, window)
         return float(most)
 
-    def rate(self, now: float) -> float:
-        """Events per second over the seconds remembered: their count over the time since the first (a second at
-        least).
-
-        :param now: monotonic seconds.
-        """
-        newest = self._move(now)
-        ordered = [self._buckets[(newest - back) % self._kept] for back in range(self._kept)]
-        oldest = max((back for back, count in enumerate(ordered) if count), default=0)
-        return sum(ordered) / max(1.0, (oldest + 1) / BUCKETS)
-
     def _move(self, now: float) -> int:
         """Empty the buckets that fell out of what is remembered; the bucket ``now`` falls in."""
         bucket = int(now * BUCKETS)
@@ -79,7 +66,8 @@ class LastSecondCount:
         return max(bucket, self._at)
 
 
-# Seconds of sends and refusals kept for what the platform accepted (the store keeps as many: _store_script.lua).
+# Seconds of sends and refusals kept for what the platform accepted (the store keeps as many: _store_link.py passes
+# both constants to _store_script.lua).
 ACCEPTED_SECONDS = 10
 # While paced, a second holding fewer sends than this share of the pace says nothing of the limit (the store's too).
 FULL_SECOND = 0.9
@@ -133,6 +121,20 @@ class AcceptedPerSecond:
         seconds = list(self._sends.items())  # at once: a sync client's threads add sends without a lock
         accepted = (sends - min(sends, refused.get(second, 0)) for second, sends in seconds if sends >= full)
         return max(accepted, default=0)
+
+    def sent_rate(self, wall: float) -> float:
+        """Sends per second over the seconds kept: their count over the time since the first second (one at least).
+
+        The rate a refusal came at when none of this process's requests was accepted (other processes took the
+        window), as the store answers for a fleet whose sends it kept but none accepted.
+
+        :param wall: epoch seconds now.
+        """
+        self._forget(int(wall // 1))
+        seconds = list(self._sends.items())
+        if not seconds:
+            return 0.0
+        return sum(sends for _, sends in seconds) / max(1.0, wall - min(second for second, _ in seconds))
 
     def _forget(self, second: int) -> None:
         oldest = second - ACCEPTED_SECONDS

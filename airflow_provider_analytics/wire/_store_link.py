@@ -22,6 +22,7 @@ from typing import Any
 
 from airflow_provider_analytics.wire._deadline import current_call_deadline
 from airflow_provider_analytics.wire._pace import CATCH_UP, MIN_RATE, SENT_LOG_MAX, SPAN_SECONDS
+from airflow_provider_analytics.wire._recent import ACCEPTED_SECONDS, FULL_SECOND
 from airflow_provider_analytics.wire._steps import Reply, Step, StoreCall, StoreFailed
 from airflow_provider_analytics.wire._store_clients import (
     STORE_FAILURES,
@@ -117,6 +118,7 @@ class StoreLink:
         self._unsaid = 0  # outages since then, said at DEBUG only
         self._constants = [str(TTL_MS), str(MIN_RATE), str(SPAN_SECONDS), str(SENT_LOG_MAX), str(STORE_RECHECK_SECONDS)]
         self._constants += [str(MAX_PAUSE_HELD), str(HELD_GRACE_SECONDS), str(CATCH_UP)]
+        self._constants += [str(ACCEPTED_SECONDS), str(FULL_SECOND)]
         self._batches: dict[int, tuple[asyncio.AbstractEventLoop, ScriptBatch]] = {}
         self._leases: AsyncStoreLeases | None = None
         self._where = store.address + (f" (connection {store.connection_id!r})" if store.connection_id else "")

@@ -5,6 +5,8 @@ local state, sends, gone, held, refused = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KE
 local ttl = tonumber(ARGV[1])
 local MIN_RATE, SPAN, MAX_SENT, RECHECK = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local GRACE, CATCH_UP = tonumber(ARGV[7]), tonumber(ARGV[8])
+-- the seconds of sends and refusals kept for what the platform accepted; the share of the pace a second must hold
+local KEPT, FULL_SECOND = tonumber(ARGV[9]), tonumber(ARGV[10])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 -- A key of another type (written by something else) would fail every command on it until it expired: it goes.
@@ -192,10 +194,10 @@ local function run(op, a)
     return {'ok', '', '0'}
   end
   -- A refusal: counted in the second its request was sent (a[1], the store's clock). The rate it came at is what the
-  -- platform accepted: the most sends of one second of the last ten, less the refusals of that second's sends. Not the
+  -- platform accepted: the most sends of one second of the last KEPT, less the refusals of that second's sends. Not the
   -- sends alone: a burst let go at once is refused over seconds, and a pause's idle seconds are no part of a rate.
   local sent_at = tonumber(a[1])
-  if sent_at ~= nil and sent_at > now - 10 and sent_at <= now + 1 then
+  if sent_at ~= nil and sent_at > now - KEPT and sent_at <= now + 1 then
     local field = string.format('%d', math.floor(sent_at))
     local so_far = tonumber(redis.call('HGET', refused, field))
     -- a count that is not a small whole number (damaged, or not ours) starts again: HINCRBY would fail the call
@@ -206,7 +208,7 @@ local function run(op, a)
   local per_second, count, oldest = {}, 0, now
   for _, sent in ipairs(redis.call('LRANGE', sends, 0, -1)) do
     local t = tonumber(sent) or 0
-    if t > now - 10 and t <= now + 1 then
+    if t > now - KEPT and t <= now + 1 then
       local second = math.floor(t)
       per_second[second] = (per_second[second] or 0) + 1
       count = count + 1; oldest = math.min(oldest, t)
@@ -215,7 +217,7 @@ local function run(op, a)
   -- While paced, only a second that held nearly the pace's sends measures the limit: after a long pause, or a burst
   -- split over two seconds, a second of a few sends would set the ceiling at those few.
   local full = 0
-  if n('th', 0) ~= 0 then full = 0.9 * qrate() end
+  if n('th', 0) ~= 0 then full = FULL_SECOND * qrate() end
   local accepted = 0
   for second, sent in pairs(per_second) do
     if sent >= full then
@@ -231,7 +233,7 @@ end
 
 -- The operations, one after another on the one state: name, the count of its arguments, the arguments.
 local result = {0}
-local i = 9
+local i = 11
 while i <= #ARGV do
   local count = tonumber(ARGV[i + 1])
   local a = {}

@@ -76,10 +76,9 @@ class RateLimiter:
         self._queue = LocalQueue()
         self._regrown_at = 0.0  # when the pace last followed the probe curve
         self._successes = LastSecondCount()  # the rate a first refusal came at
-        # ... or, when none of this process's requests succeeded in the last seconds (other processes took the
-        # window), the rate it asked at: a refusal that came at "nothing" would hold the pace at its least for minutes.
-        self._asked = LastSecondCount(remembered=10)
-        # What the platform accepted of each second's sends: a refusal's ceiling, as the store measures a fleet's.
+        # What the platform accepted of each second's sends: a refusal's ceiling, as the store measures a fleet's; when
+        # none of this process's requests was accepted (other processes took the window), the rate they were sent at:
+        # a refusal that came at "nothing" would hold the pace at its least for minutes.
         self._accepted = AcceptedPerSecond()
         # Figures for the log lines and for snapshot().
         self.refusals = 0
@@ -96,8 +95,6 @@ class RateLimiter:
         :param now: monotonic seconds.
         :param kept: the turn of a request that was just refused: it keeps its place instead of going to the end.
         """
-        if kept is None:
-            self._asked.add(now)
         if not self.throttled:
             self._accepted.sent(self._wall_clock())  # sent at once
             return None
@@ -204,10 +201,10 @@ class RateLimiter:
             wall = self._wall_clock()
             self._accepted.refused(wall - (now - sent_at), wall)
             # What the platform accepted of this process's busiest second (of those that held nearly the pace's sends,
-            # while paced), as the store measures a fleet's; else what succeeded, or the rate it asked at.
+            # while paced), as the store measures a fleet's; else what succeeded, or the rate its requests were sent at.
             full = FULL_SECOND * self.learned.rate if self.throttled else 0.0
             accepted = self._accepted.busiest(wall, full)
-            came_at = accepted or self._successes.busiest(now) or self._asked.rate(now)
+            came_at = accepted or self._successes.busiest(now) or self._accepted.sent_rate(wall)
             change = self.learned.refused(pause, sent_at, now, max_pause, source, came_at, wall, accepted=accepted > 0)
             self._apply(change, now)
             self.refusals += 1

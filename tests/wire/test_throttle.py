@@ -138,11 +138,13 @@ def test_the_pace_creeps_back_over_the_ceiling_after_the_probe_time() -> None:
 
 
 def test_retry_after_zero_cannot_make_it_spin() -> None:
-    limiter = RateLimiter("x")
+    wall = WallClock(1_800_000_000.0)
+    limiter = RateLimiter("x", wall_clock=wall)
     now = T0
     for _ in range(30):  # a platform that refuses everything with Retry-After: 0
         turn = limiter.take_turn(now)
         now = now if turn is None else go(limiter, turn, now)
+        wall.now = 1_800_000_000.0 + now - T0
         limiter.refused(0.0, sent_at=now, now=now, max_pause=120)
         now += 0.001
     # Nothing was ever accepted: the pace starts from the rate the requests were asked at (about one a second
