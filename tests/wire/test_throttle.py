@@ -434,3 +434,22 @@ def test_a_process_whose_requests_were_all_refused_paces_at_the_rate_it_asked() 
     assert limiter.throttled
     rate = limiter.snapshot()["rate"]
     assert 5.0 <= rate <= 20.0, rate
+
+
+def test_a_first_refusal_after_a_burst_whose_sends_spilled_into_the_next_second_learns_what_the_window_took() -> None:
+    """A burst's turns were taken (and counted) late in one second, its requests waited in the connection pool and
+    reached the platform in the next, whose window took 100: counted by sends the process had learnt 74 and paced
+    at 72 of 100 for minutes. Its answers say 100 came back in one second: the ceiling is the larger count."""
+    wall = WallClock(1_800_000_000.7)
+    limiter = RateLimiter("x", wall_clock=wall)
+    for _ in range(74):  # turns taken in the last 0.3 s of one second
+        assert limiter.take_turn(T0) is None
+    wall.now = 1_800_000_001.1
+    for _ in range(28):  # and at the start of the next
+        assert limiter.take_turn(T0 + 0.4) is None
+    succeed(limiter, 100, T0 + 0.5, spread=0.8)  # the window's 100 answers
+    wall.now = 1_800_000_001.4
+    limiter.refused(1.0, sent_at=T0 + 0.4, now=T0 + 1.4, max_pause=120)
+    ceiling = limiter.snapshot()["ceiling"]
+    assert ceiling is not None
+    assert ceiling >= 95
