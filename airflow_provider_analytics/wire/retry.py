@@ -86,7 +86,9 @@ class RetryPolicy:
         :param retries_done: retries already made.
         :param random_fraction: a number in ``[0, 1)``; the caller supplies the randomness.
         """
-        base = min(self.backoff_max, self.backoff_initial * (2.0**retries_done))
+        # The exponent stops growing long before a float would overflow: a thousand refusals that each said
+        # "Retry-After: 0" (they do not use up retries) then one that said nothing must still back off, not raise.
+        base = min(self.backoff_max, self.backoff_initial * (2.0 ** min(retries_done, 64)))
         return base * (1 - self.jitter * random_fraction)
 
     def wait_before_retry(self, retries_done: int, retry_after: float | None, random_fraction: float) -> float | None:

@@ -55,6 +55,14 @@ def test_backoff_doubles_is_capped_and_jittered_downwards() -> None:
     assert policy.backoff(1, 0.999) == pytest.approx(0.5, rel=0.01)
 
 
+def test_backoff_after_a_thousand_refusals_is_the_cap_not_an_overflow() -> None:
+    """Refusals that said "Retry-After: 0" do not use up retries: a thousand of them, then one that said nothing,
+    asked for 2.0 ** 1000 (an OverflowError out of the client, untyped)."""
+    policy = RetryPolicy()
+    assert policy.backoff(1_100, 0.0) == policy.backoff_max
+    assert policy.backoff(10**9, 0.5) == pytest.approx(policy.backoff_max * (1 - policy.jitter * 0.5))
+
+
 def test_retry_after_is_honoured_unless_longer_than_allowed() -> None:
     policy = RetryPolicy(max_retry_after=30)
     assert policy.wait_before_retry(0, 7.0, 0.5) == 7.0
