@@ -453,3 +453,21 @@ def test_a_first_refusal_after_a_burst_whose_sends_spilled_into_the_next_second_
     ceiling = limiter.snapshot()["ceiling"]
     assert ceiling is not None
     assert ceiling >= 95
+
+
+def test_a_reset_a_second_off_from_another_node_is_the_same_window_not_a_window_of_a_second() -> None:
+    """Two nodes of the platform tell one 60 s window's Reset a second apart: taken for a window of a second, the
+    pace of 600 a window became 582 a second. A Reset that moves before the window it replaces ended is the same one."""
+    wall = WallClock(1_800_000_000.0)
+    limiter = RateLimiter("x", wall_clock=wall)
+    reset = 1_800_000_060.0
+    for i in range(100):  # answers 0.1 s apart, from the two nodes in turn
+        wall.now += 0.1
+        limiter.answered(200, _headers(600, 599 - i, reset + i % 2), T0 + i * 0.1)
+    assert limiter.snapshot()["window"] is None
+    for i in range(50):  # the next window, from both nodes
+        wall.now = reset + 1.5 + i * 0.1
+        limiter.answered(200, _headers(600, 599 - i, reset + 60 + i % 2), T0 + 61.5 + i * 0.1)
+    window = limiter.snapshot()["window"]
+    assert window is not None
+    assert window >= 59
