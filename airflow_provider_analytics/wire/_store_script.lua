@@ -33,9 +33,17 @@ local function n(k, d)
   return x
 end
 local function put(k, v) s[k] = v; dirty[k] = true end
--- A new state: none yet, a flushed store, or a clock stepped back (a failover to a host behind): every time kept
--- would be in the future of the new clock.
-if s.e == nil or n('ct', now) > now + 1 then
+-- A count of the queue's: a whole number that Lua prints as digits (from 1e14 on, tostring writes '1e+14').
+local function count_ok(k)
+  local x = tonumber(s[k])
+  return x ~= nil and x == math.floor(x) and x >= 0 and x < 1e13
+end
+-- A new state: none yet, a flushed store, a clock stepped back (a failover to a host behind: every time kept would
+-- be in the future of the new clock), or a state no process of ours wrote (an incarnation or a version longer than
+-- a process keeps, a count of turns that is not a whole number): a process could never match it again, so every
+-- turn would be void, every update stale, for as long as anyone used the key.
+if s.e == nil or #s.e > 40 or #(s.v or '') > 20 or #(s.ld or '') > 40 or not count_ok('v') or not count_ok('nt') or not count_ok('sv')
+    or not count_ok('at') or n('ct', now) > now + 1 then
   redis.call('DEL', state, sends, gone, held, refused)
   s = {}
   local fresh = {e = f(now), v = '0', th = '0', r = tostring(MIN_RATE), c = '0', pf = '0', pu = '0', ea = '-1e18',
@@ -46,7 +54,9 @@ put('ct', f(now))
 -- A state written by something else, or damaged, is held to bounds: no pause and no schedule more than the longest
 -- pause ahead, no turn served that was never taken.
 local latest = now + tonumber(ARGV[6])
-if n('pu', 0) > latest then put('pu', f(latest)) end
+local pause_kept = tonumber(s.pu)  -- read as it is: n() takes a value past 1e15 for none, the Python side for one
+if pause_kept == nil or pause_kept ~= pause_kept then put('pu', '0')
+elseif pause_kept > latest then put('pu', f(latest)) end
 if n('sv', 0) > n('nt', 0) then put('sv', tostring(n('nt', 0))) end
 if n('at', 0) > n('nt', 0) then put('at', tostring(n('nt', 0))) end
 -- The list of send times never holds more than MAX_SENT (a longer one was not written by this script).

@@ -113,7 +113,7 @@ def learned_from(fields: Mapping[str, str], store_now: float) -> Learned:
         ceiling=_within(_number(fields, "c", 0.0), 0.0, MAX_RATE),
         probe_from=_within(_number(fields, "pf", store_now), store_now - 10 * MAX_WINDOW_SECONDS, store_now + 1),
         header_cap=_within_or_none(_optional(fields, "hc"), MIN_RATE, MAX_RATE),
-        window=_within_or_none(_optional(fields, "w"), 0.001, MAX_WINDOW_SECONDS),
+        window=_within_or_none(_optional(fields, "w"), 1.0, MAX_WINDOW_SECONDS),  # Reset is whole seconds
         limit=whole(fields, "lim") or None,
         last_reset=_optional(fields, "lr"),
         pause_until=pause_until,

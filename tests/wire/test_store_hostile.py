@@ -273,3 +273,57 @@ def test_keys_of_another_type_are_replaced_not_left_to_fail_every_call_until_the
         assert raw.type(limiter.keys[0]) == b"hash"
         assert all(raw.type(key) in (b"none", b"hash", b"list", b"zset") for key in limiter.keys)
         assert raw.type(limiter.keys[1]) in (b"none", b"list")
+
+
+class GaveUp(Exception):
+    """A call gave its turn up: its wait was longer than it had."""
+
+
+def give_up_past_a_second(_at: float, delay: float, _pause: object) -> float:
+    """A call whose deadline is a second away: a longer wait gives it up."""
+    if delay > 1.0:
+        raise GaveUp(f"would wait {delay:.0f} s")
+    return delay
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("e", "E" * 60), ("v", "9" * 30), ("nt", "0.5"), ("nt", "99999999999999"), ("pu", "1e16"), ("w", "0.001")],
+    ids=["long incarnation", "long version", "half a turn", "a count Lua prints as 1e+14", "pause of eons", "1 ms"],
+)
+def test_a_neighbours_value_no_process_could_match_or_live_with_starts_afresh_or_is_bounded(
+    redis_server: RedisServer, field: str, value: str
+) -> None:
+    """A neighbour on the same Redis wrote one field of a throttled fleet's state. Before: an incarnation or a version
+    longer than a process keeps made every turn void and every update stale, for as long as the key was used; a count
+    Lua prints as '1e+14' made every process take the store for away; a pause past 1e15 held every request 120 s
+    from now, for ever (now: 120 s from when it was read, the longest a pause is held, and then it ends); a window of
+    1 ms paced at 97,000 a second."""
+    limiter = SharedLimiter(store_of(redis_server), store_key("https://api.example.com", "t"), RateLimiter("x"))
+    assert drive(limiter.wait_for_turn(None, lambda _at, delay, _pause: delay)) is not None
+    with redis_server.client() as raw:
+        state = limiter.keys[0]
+        raw.hset(state, mapping={"th": "1", "r": "50", "qr": "50", "hc": "50", "lim": "100"})
+        raw.hset(state, field, value)
+        started = time.monotonic()
+        if field == "pu":
+            for _ in range(2):  # the pause held is bounded, and does not move on with each look
+                with pytest.raises(GaveUp):
+                    drive(limiter.wait_for_turn(None, give_up_past_a_second))
+                time.sleep(1.1)
+            assert float(raw.hget(state, "pu") or 0) < float(raw.time()[0]) + 119
+        else:
+            for _ in range(5):
+                turn = drive(limiter.wait_for_turn(None, lambda _at, delay, _pause: delay))
+                assert turn is not None
+                assert turn.number >= -1
+            assert time.monotonic() - started < 5, "five turns at a pace of 50/s"
+        assert limiter.usable(time.monotonic()), "the store still serves the fleet"
+        kept = {key.decode(): item.decode() for key, item in raw.hgetall(state).items()}
+    assert len(kept["e"]) <= 40
+    assert len(kept["v"]) <= 20
+    assert float(kept["nt"]) == int(float(kept["nt"])) < 1e13
+    assert float(kept.get("pu", "0")) <= float(kept["ct"]) + 121
+    assert limiter.learned.window is None or limiter.learned.window >= 1.0
+    paused_by = limiter.pause_in_force(time.monotonic())
+    assert paused_by is None or paused_by.until - time.monotonic() <= 121
