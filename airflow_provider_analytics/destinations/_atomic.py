@@ -95,12 +95,11 @@ def write_atomically(target: AnyPath, write: Callable[[BinaryIO], T], size_hint:
     :param write: writes the content to the binary file object it is given.
     :param size_hint: the expected size, when known (an object store's part size depends on it).
     """
-    if local_path_of(target) is None:
+    local = local_path_of(target)
+    if local is None:
         return write_object(target.fs, target.path, str(target), write, size_hint)
     partial = target.parent / f".{target.name}.{host_mark()}-{os.getpid()}-{secrets.token_hex(8)}.part"
-    folder = local_path_of(target.parent)
-    if folder is not None:
-        remove_parts_of_the_dead(folder, target.name)
+    remove_parts_of_the_dead(local.parent, target.name)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with _open_new(local_path_of(partial) or Path(partial)) as out:

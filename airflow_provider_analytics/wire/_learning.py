@@ -254,7 +254,7 @@ class Learned:
         :param now: the limiter's clock.
         :param wall: epoch seconds now.
         :param max_pause: the longest pause held.
-        :param urge: how long this limiter's requests wait for their turn, as ``_pace.pressure`` says it: the share
+        :param urge: how long this limiter's requests wait for their turn, as ``_share.pressure`` says it: the share
             grows faster the longer they wait.
         """
         change = Change()

@@ -86,7 +86,7 @@ class ShareOfLimit:
         self._left = 0.0  # and the seconds that were left of the window then
         self._limit = 0
         self._own = 0  # this process's successful answers in the window
-        self._urge = 0.0  # the most pressure (``_pace.pressure``) its queue was under in the window
+        self._urge = 0.0  # the most pressure (:func:`pressure`) its queue was under in the window
         self._first: int | None = None  # the highest Remaining among them: the window's use between its first and last
 
     def started(self, remaining: int) -> None:

@@ -204,13 +204,14 @@ class RateLimiter:
             # while paced), as the store measures a fleet's; else what succeeded, or the rate its requests were sent at.
             full = FULL_SECOND * self.learned.rate if self.throttled else 0.0
             accepted = self._accepted.busiest(wall, full)
+            succeeded = self._successes.busiest(now)
             if not self.throttled:
                 # A first refusal, in a burst: a send is counted when its turn is taken, and a burst's requests may
                 # wait in the connection pool into the platform's next second; its answers come late instead. Each
                 # count is short of what one window took, the more so the bigger the burst (one process alone learnt
                 # 74 of 100 from the sends, and paced at 72 for minutes): the larger of the two.
-                accepted = max(accepted, int(self._successes.busiest(now)))
-            came_at = accepted or self._successes.busiest(now) or self._accepted.sent_rate(wall)
+                accepted = max(accepted, int(succeeded))
+            came_at = accepted or succeeded or self._accepted.sent_rate(wall)
             change = self.learned.refused(pause, sent_at, now, max_pause, source, came_at, wall, accepted=accepted > 0)
             self._apply(change, now)
             self.refusals += 1
